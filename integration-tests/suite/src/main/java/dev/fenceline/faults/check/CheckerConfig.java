@@ -1,0 +1,39 @@
+package dev.fenceline.faults.check;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * @param livenessBound        (e): after a heal, some leader must commit within this (derive it from the TTL).
+ * @param markTimeAmbiguity    (b): a mark's accepted_at and a batch's committed_at are timestamps, not commit
+ *                             order. A batch stamped less than this after a newer mark may legitimately have
+ *                             committed before that mark did (its transaction started earlier); only batches
+ *                             stamped later than {@code accepted_at + markTimeAmbiguity} are violations.
+ * @param requireValidityWindows (f): when true, a history with leaders but no validity records is a violation
+ *                             (the property cannot be checked); when false it is reported as unavailable.
+ */
+public record CheckerConfig(Duration livenessBound, Duration markTimeAmbiguity, boolean requireValidityWindows) {
+    public CheckerConfig {
+        Objects.requireNonNull(livenessBound, "livenessBound");
+        Objects.requireNonNull(markTimeAmbiguity, "markTimeAmbiguity");
+        if (livenessBound.isNegative() || livenessBound.isZero()) {
+            throw new IllegalArgumentException("livenessBound must be > 0, got " + livenessBound);
+        }
+        if (markTimeAmbiguity.isNegative()) {
+            throw new IllegalArgumentException("markTimeAmbiguity must be >= 0, got " + markTimeAmbiguity);
+        }
+    }
+
+    /** A bound derived from the election TTL: a lease must expire (TTL), a new leader be elected and commit. */
+    public static CheckerConfig forTtl(Duration ttl) {
+        return new CheckerConfig(ttl.multipliedBy(10).plusSeconds(30), Duration.ZERO, false);
+    }
+
+    public CheckerConfig withMarkTimeAmbiguity(Duration d) {
+        return new CheckerConfig(livenessBound, d, requireValidityWindows);
+    }
+
+    public CheckerConfig withRequireValidityWindows(boolean b) {
+        return new CheckerConfig(livenessBound, markTimeAmbiguity, b);
+    }
+}

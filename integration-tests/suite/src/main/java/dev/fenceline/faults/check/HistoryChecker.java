@@ -1,0 +1,398 @@
+package dev.fenceline.faults.check;
+
+import dev.fenceline.faults.history.BatchAttempt;
+import dev.fenceline.faults.history.CommittedBatch;
+import dev.fenceline.faults.history.FaultRecord;
+import dev.fenceline.faults.history.History;
+import dev.fenceline.faults.history.Outcome;
+import dev.fenceline.faults.history.Payment;
+import dev.fenceline.faults.history.RejectedWrite;
+import dev.fenceline.faults.history.TermMark;
+import dev.fenceline.faults.history.ValidityWindow;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+
+/**
+ * Judges a {@link History}: checks (a)–(f) of issue 6. Pure logic, no I/O. Each violation says exactly which rows or
+ * attempts break which property; {@link CheckResult#explain()} adds the seed.
+ */
+public final class HistoryChecker {
+    private static final int MAX_REPORTED_PER_CHECK = 20;
+
+    private final CheckerConfig config;
+
+    public HistoryChecker(CheckerConfig config) {
+        this.config = config;
+    }
+
+    public CheckResult check(History h) {
+        List<Violation> out = new ArrayList<>();
+        Map<Check, Integer> items = new EnumMap<>(Check.class);
+        checkTermsMonotonic(h, out, items);
+        checkNoStaleCommit(h, out, items);
+        checkRejectionsAudited(h, out, items);
+        checkExactlyOnce(h, out, items);
+        List<FaultOutcome> outcomes = checkLiveness(h, out, items);
+        long[] overlap = {0};
+        boolean validity = checkSingleValidLeader(h, out, items, overlap);
+        return new CheckResult(h.seed, capped(out), outcomes, overlap[0], validity, items);
+    }
+
+    /** Keeps at most MAX_REPORTED_PER_CHECK violations per check, plus a line saying how many were left out. */
+    private static List<Violation> capped(List<Violation> all) {
+        Map<Check, Integer> seen = new EnumMap<>(Check.class);
+        List<Violation> out = new ArrayList<>();
+        for (Violation v : all) {
+            int n = seen.merge(v.check(), 1, Integer::sum);
+            if (n <= MAX_REPORTED_PER_CHECK) {
+                out.add(v);
+            }
+        }
+        seen.forEach((c, n) -> {
+            if (n > MAX_REPORTED_PER_CHECK) {
+                out.add(new Violation(c, "... and " + (n - MAX_REPORTED_PER_CHECK) + " more of this kind"));
+            }
+        });
+        return out;
+    }
+
+    // (a) ---------------------------------------------------------------------------------------------------
+    private void checkTermsMonotonic(History h, List<Violation> out, Map<Check, Integer> items) {
+        CommittedBatch highest = null;
+        for (CommittedBatch b : h.batchesInCommitOrder) {
+            if (highest != null && b.term() < highest.term()) {
+                out.add(new Violation(Check.A_TERMS_NEVER_GO_BACKWARDS, b.describe() + " committed after "
+                        + highest.describe() + ": term went back from " + highest.term() + " to " + b.term()));
+            }
+            if (highest == null || b.term() > highest.term()) {
+                highest = b;
+            }
+        }
+        items.put(Check.A_TERMS_NEVER_GO_BACKWARDS, h.batchesInCommitOrder.size());
+    }
+
+    // (b) ---------------------------------------------------------------------------------------------------
+    private void checkNoStaleCommit(History h, List<Violation> out, Map<Check, Integer> items) {
+        List<TermMark> marks = new ArrayList<>();
+        Set<Long> acceptedTerms = new HashSet<>();
+        for (TermMark m : h.termMarks) {
+            if (h.resource.equals(m.resource())) {
+                marks.add(m);
+                acceptedTerms.add(m.term());
+            }
+        }
+        marks.sort(Comparator.comparing(TermMark::acceptedAt).thenComparingLong(TermMark::term));
+        for (CommittedBatch b : h.batchesInCommitOrder) {
+            if (!acceptedTerms.contains(b.term())) {
+                out.add(new Violation(Check.B_NO_STALE_COMMIT, b.describe() + " carries term " + b.term()
+                        + " which the fence never accepted (no term_history row for resource '" + h.resource + "')"));
+            }
+            if (b.committedAt() == null) {
+                continue;
+            }
+            Instant limit = b.committedAt().minus(config.markTimeAmbiguity());
+            TermMark inForce = null;
+            for (TermMark m : marks) {
+                if (m.acceptedAt().isBefore(limit) && (inForce == null || m.term() > inForce.term())) {
+                    inForce = m;
+                }
+            }
+            if (inForce != null && inForce.term() > b.term()) {
+                out.add(new Violation(Check.B_NO_STALE_COMMIT, b.describe() + " committed with term " + b.term()
+                        + " but the mark was already " + inForce.term() + " (accepted " + inForce.acceptedAt()
+                        + " for leader " + inForce.leaderId() + "): a stale write committed"));
+            }
+        }
+        // The workers' view must agree with the database: an attempt told "rejected" must not have committed.
+        Map<String, List<CommittedBatch>> byKey = batchesByKey(h);
+        for (BatchAttempt a : h.attempts) {
+            if (a.outcome() != Outcome.REJECTED || a.batchKey() == null) {
+                continue;
+            }
+            for (CommittedBatch b : byKey.getOrDefault(a.batchKey(), List.of())) {
+                if (b.term() == a.term() && sameLeader(b.leaderId(), a.worker())) {
+                    out.add(new Violation(Check.B_NO_STALE_COMMIT, a.describe()
+                            + " was reported rejected, but the database committed it as " + b.describe()));
+                }
+            }
+        }
+        items.put(Check.B_NO_STALE_COMMIT, h.batchesInCommitOrder.size());
+    }
+
+    // (c) ---------------------------------------------------------------------------------------------------
+    private void checkRejectionsAudited(History h, List<Violation> out, Map<Check, Integer> items) {
+        List<RejectedWrite> unused = new ArrayList<>();
+        for (RejectedWrite r : h.rejectedWrites) {
+            if (r.resource() == null || h.resource.equals(r.resource())) {
+                unused.add(r);
+            }
+        }
+        int checked = 0;
+        List<BatchAttempt> rejected = new ArrayList<>();
+        for (BatchAttempt a : h.attempts) {
+            if (a.outcome() == Outcome.REJECTED) {
+                rejected.add(a);
+            }
+        }
+        // Most specific first: business key + term, then leader + term, then an anonymous row with the term.
+        List<BatchAttempt> unmatched = new ArrayList<>();
+        for (BatchAttempt a : rejected) {
+            checked++;
+            if (!consume(unused, a, 0)) {
+                unmatched.add(a);
+            }
+        }
+        List<BatchAttempt> still = new ArrayList<>();
+        for (BatchAttempt a : unmatched) {
+            if (!consume(unused, a, 1) && !consume(unused, a, 2)) {
+                still.add(a);
+            }
+        }
+        for (BatchAttempt a : still) {
+            out.add(new Violation(Check.C_REJECTIONS_AUDITED, a.describe()
+                    + " was rejected but fencing.rejected_write has no row for offered_term " + a.term()
+                    + " and leader " + a.worker()));
+        }
+        items.put(Check.C_REJECTIONS_AUDITED, checked);
+    }
+
+    private static boolean consume(List<RejectedWrite> rows, BatchAttempt a, int level) {
+        for (int i = 0; i < rows.size(); i++) {
+            RejectedWrite r = rows.get(i);
+            if (r.offeredTerm() != a.term()) {
+                continue;
+            }
+            boolean match = switch (level) {
+                case 0 -> a.batchKey() != null && a.batchKey().equals(r.businessKey());
+                case 1 -> r.leaderId() != null && sameLeader(r.leaderId(), a.worker());
+                default -> r.leaderId() == null;
+            };
+            if (match) {
+                rows.remove(i);
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** The leader id may be the worker id itself or the worker id with a suffix (e.g. "w1@host"). */
+    static boolean sameLeader(String leaderId, String worker) {
+        if (leaderId == null || worker == null) {
+            return false;
+        }
+        return leaderId.equals(worker) || leaderId.startsWith(worker + "@") || leaderId.startsWith(worker + "/")
+                || leaderId.startsWith(worker + ":");
+    }
+
+    // (d) ---------------------------------------------------------------------------------------------------
+    private void checkExactlyOnce(History h, List<Violation> out, Map<Check, Integer> items) {
+        Map<Long, Payment> payments = new HashMap<>();
+        for (Payment p : h.payments) {
+            payments.put(p.id(), p);
+        }
+        Map<Long, CommittedBatch> batches = new HashMap<>();
+        for (CommittedBatch b : h.batchesInCommitOrder) {
+            batches.put(b.id(), b);
+        }
+        for (Long id : h.insertedPaymentIds) {
+            if (!payments.containsKey(id)) {
+                out.add(new Violation(Check.D_EXACTLY_ONCE, "payment " + id
+                        + " was inserted but is missing from the database (lost)"));
+            }
+        }
+        Map<Long, Integer> referencing = new HashMap<>();
+        Map<Long, Long> referencingCents = new HashMap<>();
+        int settled = 0;
+        for (Payment p : h.payments) {
+            if (!p.settled()) {
+                out.add(new Violation(Check.D_EXACTLY_ONCE, "payment " + p.id() + " is still " + p.status()
+                        + " after healing and draining (lost: never settled)"));
+                continue;
+            }
+            settled++;
+            if (p.batchId() == null || !batches.containsKey(p.batchId())) {
+                out.add(new Violation(Check.D_EXACTLY_ONCE, "payment " + p.id() + " is SETTLED by batch "
+                        + p.batchId() + " which does not exist (lost settlement)"));
+                continue;
+            }
+            referencing.merge(p.batchId(), 1, Integer::sum);
+            referencingCents.merge(p.batchId(), p.amountCents(), Long::sum);
+        }
+        long claimed = 0;
+        for (CommittedBatch b : h.batchesInCommitOrder) {
+            claimed += b.paymentCount();
+            int refs = referencing.getOrDefault(b.id(), 0);
+            long cents = referencingCents.getOrDefault(b.id(), 0L);
+            if (refs != b.paymentCount()) {
+                out.add(new Violation(Check.D_EXACTLY_ONCE, b.describe() + " says it settled " + b.paymentCount()
+                        + " payment(s) but " + refs + " payment row(s) reference it"
+                        + (refs < b.paymentCount() ? " (payments settled twice: re-settled by another batch)"
+                        : " (payments attributed to a batch that does not count them)")));
+            } else if (cents != b.totalCents()) {
+                out.add(new Violation(Check.D_EXACTLY_ONCE, b.describe() + " says total " + b.totalCents()
+                        + " cents but its payments sum to " + cents));
+            }
+        }
+        if (claimed != settled) {
+            out.add(new Violation(Check.D_EXACTLY_ONCE, "batches claim " + claimed + " settled payment(s) but "
+                    + settled + " payment(s) are SETTLED" + (claimed > settled ? " (some were settled twice)" : "")));
+        }
+        // A worker told "committed" must find its batch in the database.
+        Map<String, List<CommittedBatch>> byKey = batchesByKey(h);
+        for (BatchAttempt a : h.attempts) {
+            if (a.outcome() != Outcome.COMMITTED || a.batchKey() == null) {
+                continue;
+            }
+            boolean found = false;
+            for (CommittedBatch b : byKey.getOrDefault(a.batchKey(), List.of())) {
+                if (b.term() == a.term()) {
+                    found = true;
+                    break;
+                }
+            }
+            if (!found) {
+                out.add(new Violation(Check.D_EXACTLY_ONCE, a.describe()
+                        + " was reported committed but the database has no batch with that key and term (lost commit)"));
+            }
+        }
+        items.put(Check.D_EXACTLY_ONCE, h.payments.size());
+    }
+
+    private static Map<String, List<CommittedBatch>> batchesByKey(History h) {
+        Map<String, List<CommittedBatch>> byKey = new HashMap<>();
+        for (CommittedBatch b : h.batchesInCommitOrder) {
+            if (b.idempotencyKey() != null) {
+                byKey.computeIfAbsent(b.idempotencyKey(), k -> new ArrayList<>()).add(b);
+            }
+        }
+        return byKey;
+    }
+
+    // (e) ---------------------------------------------------------------------------------------------------
+    private List<FaultOutcome> checkLiveness(History h, List<Violation> out, Map<Check, Integer> items) {
+        List<BatchAttempt> commits = new ArrayList<>();
+        List<BatchAttempt> rejections = new ArrayList<>();
+        for (BatchAttempt a : h.attempts) {
+            if (a.outcome() == Outcome.COMMITTED && a.ended()) {
+                commits.add(a);
+            } else if (a.outcome() == Outcome.REJECTED) {
+                rejections.add(a);
+            }
+        }
+        commits.sort(Comparator.comparingLong(BatchAttempt::endMonoNs));
+        List<FaultRecord> faults = new ArrayList<>(h.faults);
+        faults.sort(Comparator.comparingLong(FaultRecord::injectMonoNs));
+        long bound = config.livenessBound().toNanos();
+        List<FaultOutcome> outcomes = new ArrayList<>();
+        for (int i = 0; i < faults.size(); i++) {
+            FaultRecord f = faults.get(i);
+            long windowEnd = i + 1 < faults.size() ? faults.get(i + 1).injectMonoNs() : Long.MAX_VALUE;
+            long recovery = -1;
+            long failover = -1;
+            for (BatchAttempt c : commits) {
+                if (recovery < 0 && f.healMonoNs() >= 0 && c.endMonoNs() > f.healMonoNs()) {
+                    recovery = c.endMonoNs() - f.healMonoNs();
+                }
+                if (failover < 0 && c.endMonoNs() > f.injectMonoNs() && c.term() > f.markAtInjection()) {
+                    failover = c.endMonoNs() - f.injectMonoNs();
+                }
+                if (recovery >= 0 && failover >= 0) {
+                    break;
+                }
+            }
+            int committed = 0;
+            for (BatchAttempt c : commits) {
+                if (c.endMonoNs() >= f.injectMonoNs() && c.endMonoNs() < windowEnd) {
+                    committed++;
+                }
+            }
+            int rejected = 0;
+            for (BatchAttempt r : rejections) {
+                long t = r.ended() ? r.endMonoNs() : r.startMonoNs();
+                if (t >= f.injectMonoNs() && t < windowEnd) {
+                    rejected++;
+                }
+            }
+            if (f.healMonoNs() < 0) {
+                out.add(new Violation(Check.E_LIVENESS, "fault #" + f.index() + " " + f.kind() + " on " + f.target()
+                        + " was never healed"));
+            } else if (recovery < 0) {
+                out.add(new Violation(Check.E_LIVENESS, "after healing fault #" + f.index() + " " + f.kind() + " on "
+                        + f.target() + " no leader committed a batch at all (bound " + config.livenessBound() + ")"));
+            } else if (recovery > bound) {
+                out.add(new Violation(Check.E_LIVENESS, "after healing fault #" + f.index() + " " + f.kind() + " on "
+                        + f.target() + " the first commit came after " + Duration.ofNanos(recovery).toMillis()
+                        + " ms, above the bound " + config.livenessBound().toMillis() + " ms"));
+            }
+            outcomes.add(new FaultOutcome(f, recovery, failover, committed, rejected));
+        }
+        items.put(Check.E_LIVENESS, faults.size());
+        return outcomes;
+    }
+
+    // (f) ---------------------------------------------------------------------------------------------------
+    private boolean checkSingleValidLeader(History h, List<Violation> out, Map<Check, Integer> items, long[] overlapOut) {
+        Map<String, List<long[]>> perWorker = new TreeMap<>();
+        for (ValidityWindow v : h.validityWindows) {
+            if (v.untilMonoNs() <= v.fromMonoNs()) {
+                continue;
+            }
+            perWorker.computeIfAbsent(v.worker(), k -> new ArrayList<>()).add(new long[]{v.fromMonoNs(), v.untilMonoNs(), v.term()});
+        }
+        items.put(Check.F_SINGLE_VALID_LEADER, h.validityWindows.size());
+        if (h.validityWindows.isEmpty()) {
+            boolean hadLeaders = h.stateChanges.stream().anyMatch(s -> "LEADER".equals(s.state()));
+            if (hadLeaders && config.requireValidityWindows()) {
+                out.add(new Violation(Check.F_SINGLE_VALID_LEADER,
+                        "workers were LEADER but recorded no validity windows; the property cannot be checked"));
+            }
+            return false;
+        }
+        // Union of each worker's windows (a worker renewing its own lease may report overlapping windows).
+        Map<String, List<long[]>> unions = new TreeMap<>();
+        perWorker.forEach((w, list) -> {
+            list.sort(Comparator.comparingLong(a -> a[0]));
+            List<long[]> merged = new ArrayList<>();
+            for (long[] iv : list) {
+                long[] last = merged.isEmpty() ? null : merged.get(merged.size() - 1);
+                if (last != null && iv[0] <= last[1] && iv[2] == last[2]) {
+                    last[1] = Math.max(last[1], iv[1]);
+                } else {
+                    merged.add(new long[]{iv[0], iv[1], iv[2]});
+                }
+            }
+            unions.put(w, merged);
+        });
+        List<String> workers = new ArrayList<>(unions.keySet());
+        long total = 0;
+        for (int i = 0; i < workers.size(); i++) {
+            for (int j = i + 1; j < workers.size(); j++) {
+                for (long[] x : unions.get(workers.get(i))) {
+                    for (long[] y : unions.get(workers.get(j))) {
+                        long from = Math.max(x[0], y[0]);
+                        long until = Math.min(x[1], y[1]);
+                        if (until > from) {
+                            total += until - from;
+                            out.add(new Violation(Check.F_SINGLE_VALID_LEADER, workers.get(i) + " (term " + x[2]
+                                    + ") and " + workers.get(j) + " (term " + y[2] + ") were both validly LEADER for "
+                                    + String.format(java.util.Locale.ROOT, "%.3f", (until - from) / 1e6)
+                                    + " ms (monotonic " + from + ".." + until + " ns)"));
+                        }
+                    }
+                }
+            }
+        }
+        overlapOut[0] = total;
+        return true;
+    }
+}

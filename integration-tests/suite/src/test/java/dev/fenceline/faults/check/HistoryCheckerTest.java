@@ -1,0 +1,228 @@
+package dev.fenceline.faults.check;
+
+import dev.fenceline.faults.history.BatchAttempt;
+import dev.fenceline.faults.history.CommittedBatch;
+import dev.fenceline.faults.history.FaultRecord;
+import dev.fenceline.faults.history.History;
+import dev.fenceline.faults.history.Outcome;
+import dev.fenceline.faults.history.Payment;
+import dev.fenceline.faults.history.RejectedWrite;
+import dev.fenceline.faults.history.StateChange;
+import dev.fenceline.faults.history.TermMark;
+import dev.fenceline.faults.history.ValidityWindow;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.time.Instant;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class HistoryCheckerTest {
+    private static final long SEED = 4242L;
+    private static final long S = 1_000_000_000L;
+    private static final Instant T0 = Instant.parse("2026-11-30T17:00:00Z");
+    private final HistoryChecker checker = new HistoryChecker(CheckerConfig.forTtl(Duration.ofSeconds(3)));
+
+    /**
+     * A clean story: w1 leads term 1 and settles payments 1-2 (batch 10), is frozen, w2 takes over with term 2 and
+     * settles 3-4 (batch 11); w1 wakes up, its stale attempt is rejected and audited. One fault, healed, recovered.
+     */
+    private static History.Builder clean() {
+        return History.builder(SEED)
+                .mark(new TermMark("settlement", 1, "w1", T0))
+                .mark(new TermMark("settlement", 2, "w2", T0.plusSeconds(10)))
+                .attempt(new BatchAttempt("w1", 1, "k10", 1 * S, 2 * S, Outcome.COMMITTED, 2, null))
+                .attempt(new BatchAttempt("w2", 2, "k11", 11 * S, 12 * S, Outcome.COMMITTED, 2, null))
+                .attempt(new BatchAttempt("w1", 1, "k11", 8 * S, 13 * S, Outcome.REJECTED, 2, "stale term"))
+                .committed(new CommittedBatch(10, "k10", 1, "w1", 2, 300, T0.plusSeconds(2)))
+                .committed(new CommittedBatch(11, "k11", 2, "w2", 2, 700, T0.plusSeconds(12)))
+                .rejected(new RejectedWrite(1, "settlement", 1, 2, "w1", "settlement_batch", "k11", T0.plusSeconds(13)))
+                .payment(new Payment(1, "SETTLED", 10L, 100))
+                .payment(new Payment(2, "SETTLED", 10L, 200))
+                .payment(new Payment(3, "SETTLED", 11L, 300))
+                .payment(new Payment(4, "SETTLED", 11L, 400))
+                .inserted(java.util.List.of(1L, 2L, 3L, 4L))
+                .state(new StateChange("w1", 0, 0, "LEADER", 1))
+                .state(new StateChange("w2", 10 * S, 0, "LEADER", 2))
+                .validity(new ValidityWindow("w1", 1, 0, 3 * S))
+                .validity(new ValidityWindow("w1", 1, 2 * S, 5 * S))
+                .validity(new ValidityWindow("w2", 2, 9 * S, 14 * S))
+                .fault(new FaultRecord(1, "freezeLeader", "w1", 5 * S, 8 * S, 1, ""));
+    }
+
+    @Test
+    void cleanHistoryPasses() {
+        CheckResult r = checker.check(clean().build());
+        assertThat(r.ok()).as(r.explain()).isTrue();
+        assertThat(r.leaderOverlapNs()).isZero();
+        assertThat(r.validityAvailable()).isTrue();
+        assertThat(r.faultOutcomes()).singleElement().satisfies(o -> {
+            assertThat(o.recoveryNs()).isEqualTo(4 * S);   // heal at 8 s, first commit ends at 12 s
+            assertThat(o.failoverNs()).isEqualTo(7 * S);   // inject at 5 s, term 2 commit ends at 12 s
+            assertThat(o.committed()).isEqualTo(1);
+            assertThat(o.rejected()).isEqualTo(1);
+        });
+    }
+
+    @Test
+    void staleCommitAfterANewerMarkIsCaught() {
+        // w1 (term 1) commits batch 12 at t0+20s, after the mark moved to 2 at t0+10s.
+        History h = clean()
+                .committed(new CommittedBatch(12, "k12", 1, "w1", 1, 500, T0.plusSeconds(20)))
+                .payment(new Payment(5, "SETTLED", 12L, 500)).inserted(5L)
+                .build();
+        CheckResult r = checker.check(h);
+        assertThat(r.violations(Check.B_NO_STALE_COMMIT)).singleElement().asString()
+                .contains("batch{id=12").contains("term 1").contains("mark was already 2");
+        assertThat(r.violations(Check.A_TERMS_NEVER_GO_BACKWARDS)).singleElement().asString()
+                .contains("term went back from 2 to 1");
+        assertThat(r.explain()).contains("seed " + SEED);
+    }
+
+    @Test
+    void commitStampedWithinTheAmbiguityWindowOfANewMarkIsNotAViolation() {
+        HistoryChecker lenient = new HistoryChecker(CheckerConfig.forTtl(Duration.ofSeconds(3))
+                .withMarkTimeAmbiguity(Duration.ofSeconds(5)));
+        History h = History.builder(SEED)
+                .mark(new TermMark("settlement", 1, "w1", T0))
+                .mark(new TermMark("settlement", 2, "w2", T0.plusSeconds(10)))
+                .committed(new CommittedBatch(1, "k1", 1, "w1", 0, 0, T0.plusSeconds(12)))
+                .build();
+        assertThat(lenient.check(h).violations(Check.B_NO_STALE_COMMIT)).isEmpty();
+        assertThat(checker.check(h).violations(Check.B_NO_STALE_COMMIT)).hasSize(1);
+    }
+
+    @Test
+    void batchWithATermTheFenceNeverAcceptedIsCaught() {
+        History h = clean()
+                .committed(new CommittedBatch(12, "k12", 7, "w3", 1, 500, T0.plusSeconds(20)))
+                .payment(new Payment(5, "SETTLED", 12L, 500)).inserted(5L)
+                .build();
+        assertThat(checker.check(h).violations(Check.B_NO_STALE_COMMIT)).singleElement().asString()
+                .contains("term 7 which the fence never accepted");
+    }
+
+    @Test
+    void attemptReportedRejectedThatActuallyCommittedIsCaught() {
+        History h = clean()
+                .attempt(new BatchAttempt("w2", 2, "k11", 11 * S, 12 * S, Outcome.REJECTED, 2, "?"))
+                .rejected(new RejectedWrite(2, "settlement", 2, 2, "w2", "settlement_batch", "k11", T0))
+                .build();
+        assertThat(checker.check(h).violations(Check.B_NO_STALE_COMMIT)).singleElement().asString()
+                .contains("reported rejected, but the database committed it");
+    }
+
+    @Test
+    void lostPaymentIsCaught() {
+        History h = clean()
+                .payment(new Payment(5, "PENDING", null, 500)).inserted(5L)
+                .inserted(6L) // inserted, but gone from the table
+                .build();
+        CheckResult r = checker.check(h);
+        assertThat(r.violations(Check.D_EXACTLY_ONCE)).extracting(Violation::explanation)
+                .anySatisfy(s -> assertThat(s).contains("payment 5 is still PENDING"))
+                .anySatisfy(s -> assertThat(s).contains("payment 6 was inserted but is missing"));
+    }
+
+    @Test
+    void paymentSettledByANonexistentBatchIsCaught() {
+        History h = clean().payment(new Payment(5, "SETTLED", 99L, 500)).inserted(5L).build();
+        assertThat(checker.check(h).violations(Check.D_EXACTLY_ONCE)).extracting(Violation::explanation)
+                .anySatisfy(s -> assertThat(s).contains("payment 5 is SETTLED by batch 99 which does not exist"));
+    }
+
+    @Test
+    void doubleSettlementIsCaught() {
+        // Batch 12 (term 2) settled payments 3 and 4 again: they now point to 12, batch 11 still claims them.
+        History.Builder b = History.builder(SEED)
+                .mark(new TermMark("settlement", 1, "w1", T0))
+                .mark(new TermMark("settlement", 2, "w2", T0.plusSeconds(10)))
+                .committed(new CommittedBatch(10, "k10", 1, "w1", 2, 300, T0.plusSeconds(2)))
+                .committed(new CommittedBatch(11, "k11", 2, "w2", 2, 700, T0.plusSeconds(12)))
+                .committed(new CommittedBatch(12, "k12", 2, "w2", 2, 700, T0.plusSeconds(13)))
+                .payment(new Payment(1, "SETTLED", 10L, 100))
+                .payment(new Payment(2, "SETTLED", 10L, 200))
+                .payment(new Payment(3, "SETTLED", 12L, 300))
+                .payment(new Payment(4, "SETTLED", 12L, 400))
+                .inserted(java.util.List.of(1L, 2L, 3L, 4L));
+        CheckResult r = checker.check(b.build());
+        assertThat(r.violations(Check.D_EXACTLY_ONCE)).extracting(Violation::explanation)
+                .anySatisfy(s -> assertThat(s).contains("batch{id=11").contains("settled twice"))
+                .anySatisfy(s -> assertThat(s).contains("batches claim 6 settled payment(s) but 4"));
+    }
+
+    @Test
+    void commitReportedByAWorkerButAbsentFromTheDatabaseIsCaught() {
+        History h = clean().attempt(new BatchAttempt("w2", 2, "k-ghost", 14 * S, 15 * S, Outcome.COMMITTED, 3, null))
+                .build();
+        assertThat(checker.check(h).violations(Check.D_EXACTLY_ONCE)).singleElement().asString()
+                .contains("k-ghost").contains("lost commit");
+    }
+
+    @Test
+    void missingAuditRowIsCaught() {
+        History h = clean()
+                .attempt(new BatchAttempt("w3", 1, "k13", 20 * S, 21 * S, Outcome.REJECTED, 2, "stale term"))
+                .build();
+        assertThat(checker.check(h).violations(Check.C_REJECTIONS_AUDITED)).singleElement().asString()
+                .contains("worker=w3").contains("no row for offered_term 1 and leader w3");
+    }
+
+    @Test
+    void oneAuditRowDoesNotCoverTwoRejections() {
+        History h = clean()
+                .attempt(new BatchAttempt("w1", 1, "k99", 14 * S, 15 * S, Outcome.REJECTED, 2, "stale term"))
+                .build();
+        assertThat(checker.check(h).violations(Check.C_REJECTIONS_AUDITED)).hasSize(1);
+    }
+
+    @Test
+    void auditRowMatchedByLeaderAndTermWhenTheKeyIsNotRecorded() {
+        History h = History.builder(SEED)
+                .attempt(new BatchAttempt("w1", 3, "kx", 1, 2, Outcome.REJECTED, 1, null))
+                .rejected(new RejectedWrite(1, "settlement", 3, 4, "w1@host", "payment", null, T0))
+                .build();
+        assertThat(checker.check(h).violations(Check.C_REJECTIONS_AUDITED)).isEmpty();
+    }
+
+    @Test
+    void overlappingValidLeadershipIsCaughtAndMeasured() {
+        History h = clean().validity(new ValidityWindow("w3", 3, 13 * S, 20 * S)).build();
+        CheckResult r = checker.check(h);
+        assertThat(r.violations(Check.F_SINGLE_VALID_LEADER)).singleElement().asString()
+                .contains("w2 (term 2) and w3 (term 3) were both validly LEADER for 1000.000 ms");
+        assertThat(r.leaderOverlapNs()).isEqualTo(1 * S);
+    }
+
+    @Test
+    void missingValidityRecordsAreReportedUnavailableOrFailWhenRequired() {
+        History h = History.builder(SEED).state(new StateChange("w1", 0, 0, "LEADER", 1)).build();
+        assertThat(checker.check(h).validityAvailable()).isFalse();
+        assertThat(checker.check(h).ok()).isTrue();
+        HistoryChecker strict = new HistoryChecker(CheckerConfig.forTtl(Duration.ofSeconds(3)).withRequireValidityWindows(true));
+        assertThat(strict.check(h).violations(Check.F_SINGLE_VALID_LEADER)).hasSize(1);
+    }
+
+    @Test
+    void noCommitAfterAHealIsALivenessViolation() {
+        History h = clean().fault(new FaultRecord(2, "quorumLoss", "m1,m2", 20 * S, 30 * S, 2, "")).build();
+        assertThat(checker.check(h).violations(Check.E_LIVENESS)).singleElement().asString()
+                .contains("fault #2 quorumLoss").contains("no leader committed");
+    }
+
+    @Test
+    void slowRecoveryBeyondTheBoundIsALivenessViolation() {
+        HistoryChecker tight = new HistoryChecker(new CheckerConfig(Duration.ofSeconds(1), Duration.ZERO, false));
+        CheckResult r = tight.check(clean().build());
+        assertThat(r.violations(Check.E_LIVENESS)).singleElement().asString().contains("after 4000 ms, above the bound 1000 ms");
+    }
+
+    @Test
+    void configRejectsNonsense() {
+        assertThatThrownBy(() -> new CheckerConfig(Duration.ZERO, Duration.ZERO, false))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("livenessBound");
+        assertThatThrownBy(() -> new CheckerConfig(Duration.ofSeconds(1), Duration.ofSeconds(-1), false))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("markTimeAmbiguity");
+    }
+}
