@@ -1,10 +1,11 @@
 -- Fenceline: resource-side fencing, schema objects.
 --
 -- Every statement is written to be harmless when run again (IF NOT EXISTS / ON CONFLICT DO NOTHING), so a
--- hand re-run of this file, or an application that copies it into its own migrations, is a no-op. Flyway
+-- hand re-run of this file is a no-op. Flyway
 -- itself records the version in fencing.fencing_schema_history and never runs it twice.
 
-CREATE SCHEMA IF NOT EXISTS fencing;
+-- Schema fencing itself is created by Flyway (FencingMigrations: schemas=fencing, createSchemas=true). When running
+-- this file by hand, CREATE SCHEMA fencing first.
 
 COMMENT ON SCHEMA fencing IS
   'Fenceline resource-side fencing: per-resource high-water marks, term history, rejection audit. Owned by the migration role; applications use the functions.';
