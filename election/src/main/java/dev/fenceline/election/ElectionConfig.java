@@ -1,0 +1,373 @@
+package dev.fenceline.election;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Metrics;
+import java.net.URI;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * Immutable, validated configuration of an {@link ElectionSession} / {@link ElectionAdmin}.
+ *
+ * <p>Defaults (for the default TTL of 5 s): renewInterval = ttl/5 (1 s), safetyMargin = ttl/5 (1 s),
+ * callTimeout = renewInterval (1 s), connectTimeout 5 s, retry backoff 50 ms .. 1 s, resignHoldOff 1 s,
+ * keyPrefix {@code /fenceline/}, closeOnShutdown true, meters to {@link Metrics#globalRegistry}.
+ *
+ * <p>{@link Builder#build()} rejects inconsistent values with a message naming the property, the limit and
+ * the value, e.g. {@code renewInterval must be less than ttl/3 (1666ms) but was 2000ms}.
+ */
+public final class ElectionConfig {
+  /** etcd's smallest effective lease TTL with default raft timings is 2 s (it raises smaller grants). */
+  public static final Duration MIN_TTL = Duration.ofSeconds(2);
+
+  public static final Duration MAX_TTL = Duration.ofHours(1);
+
+  private final List<String> endpoints;
+  private final String keyPrefix;
+  private final Duration ttl;
+  private final Duration renewInterval;
+  private final Duration safetyMargin;
+  private final Duration callTimeout;
+  private final Duration connectTimeout;
+  private final Duration retryBackoffMin;
+  private final Duration retryBackoffMax;
+  private final Duration resignHoldOff;
+  private final MeterRegistry meterRegistry;
+  private final boolean closeOnShutdown;
+
+  private ElectionConfig(Builder b) {
+    this.endpoints = List.copyOf(b.endpoints);
+    this.keyPrefix = b.keyPrefix;
+    this.ttl = b.ttl;
+    this.renewInterval = b.renewInterval;
+    this.safetyMargin = b.safetyMargin;
+    this.callTimeout = b.callTimeout;
+    this.connectTimeout = b.connectTimeout;
+    this.retryBackoffMin = b.retryBackoffMin;
+    this.retryBackoffMax = b.retryBackoffMax;
+    this.resignHoldOff = b.resignHoldOff;
+    this.meterRegistry = b.meterRegistry;
+    this.closeOnShutdown = b.closeOnShutdown;
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** A builder preloaded with this configuration (for variations in tests and tools). */
+  public Builder toBuilder() {
+    Builder b = new Builder();
+    b.endpoints = new ArrayList<>(endpoints);
+    b.keyPrefix = keyPrefix;
+    b.ttl = ttl;
+    b.renewInterval = renewInterval;
+    b.safetyMargin = safetyMargin;
+    b.callTimeout = callTimeout;
+    b.connectTimeout = connectTimeout;
+    b.retryBackoffMin = retryBackoffMin;
+    b.retryBackoffMax = retryBackoffMax;
+    b.resignHoldOff = resignHoldOff;
+    b.meterRegistry = meterRegistry;
+    b.closeOnShutdown = closeOnShutdown;
+    return b;
+  }
+
+  public List<String> endpoints() {
+    return endpoints;
+  }
+
+  public String keyPrefix() {
+    return keyPrefix;
+  }
+
+  public Duration ttl() {
+    return ttl;
+  }
+
+  public Duration renewInterval() {
+    return renewInterval;
+  }
+
+  public Duration safetyMargin() {
+    return safetyMargin;
+  }
+
+  public Duration callTimeout() {
+    return callTimeout;
+  }
+
+  public Duration connectTimeout() {
+    return connectTimeout;
+  }
+
+  public Duration retryBackoffMin() {
+    return retryBackoffMin;
+  }
+
+  public Duration retryBackoffMax() {
+    return retryBackoffMax;
+  }
+
+  public Duration resignHoldOff() {
+    return resignHoldOff;
+  }
+
+  public MeterRegistry meterRegistry() {
+    return meterRegistry;
+  }
+
+  public boolean closeOnShutdown() {
+    return closeOnShutdown;
+  }
+
+  /** The documented keys of {@code election} under this configuration's prefix. */
+  public ElectionKeys keys(String election) {
+    return ElectionKeys.of(keyPrefix, election);
+  }
+
+  @Override
+  public String toString() {
+    return "ElectionConfig{endpoints=" + endpoints + ", keyPrefix=" + keyPrefix + ", ttl=" + ms(ttl)
+        + ", renewInterval=" + ms(renewInterval) + ", safetyMargin=" + ms(safetyMargin) + ", callTimeout="
+        + ms(callTimeout) + ", connectTimeout=" + ms(connectTimeout) + ", retryBackoff=" + ms(retryBackoffMin)
+        + ".." + ms(retryBackoffMax) + ", resignHoldOff=" + ms(resignHoldOff) + ", closeOnShutdown="
+        + closeOnShutdown + "}";
+  }
+
+  static String ms(Duration d) {
+    return d == null ? "null" : d.toMillis() + "ms";
+  }
+
+  /** Mutable builder; nothing is checked until {@link #build()}. */
+  public static final class Builder {
+    private List<String> endpoints = new ArrayList<>();
+    private String keyPrefix = "/fenceline/";
+    private Duration ttl = Duration.ofSeconds(5);
+    private Duration renewInterval;
+    private Duration safetyMargin;
+    private Duration callTimeout;
+    private Duration connectTimeout = Duration.ofSeconds(5);
+    private Duration retryBackoffMin = Duration.ofMillis(50);
+    private Duration retryBackoffMax = Duration.ofSeconds(1);
+    private Duration resignHoldOff = Duration.ofSeconds(1);
+    private MeterRegistry meterRegistry = Metrics.globalRegistry;
+    private boolean closeOnShutdown = true;
+
+    private Builder() {}
+
+    /** etcd client URLs, e.g. {@code http://127.0.0.1:2379}. Required, at least one. */
+    public Builder endpoints(List<String> endpoints) {
+      this.endpoints = endpoints == null ? new ArrayList<>() : new ArrayList<>(endpoints);
+      return this;
+    }
+
+    public Builder endpoints(String... endpoints) {
+      return endpoints(List.of(endpoints));
+    }
+
+    /** Comma-separated endpoints, as in {@code FENCELINE_ETCD}. */
+    public Builder endpointsCsv(String csv) {
+      List<String> list = new ArrayList<>();
+      if (csv != null) {
+        for (String s : csv.split(",")) {
+          if (!s.isBlank()) {
+            list.add(s.trim());
+          }
+        }
+      }
+      return endpoints(list);
+    }
+
+    /** Root of all keys; an election's keys live under {@code <keyPrefix><election>/}. Default {@code /fenceline/}. */
+    public Builder keyPrefix(String keyPrefix) {
+      this.keyPrefix = keyPrefix;
+      return this;
+    }
+
+    /** Lease TTL, whole seconds, 2 s .. 1 h. Default 5 s. */
+    public Builder ttl(Duration ttl) {
+      this.ttl = ttl;
+      return this;
+    }
+
+    /** How often the lease keeper renews the lease. Must be less than ttl/3. Default ttl/5. */
+    public Builder renewInterval(Duration renewInterval) {
+      this.renewInterval = renewInterval;
+      return this;
+    }
+
+    /**
+     * Subtracted from the lease TTL for the local validity deadline (covers clock-rate drift between this
+     * host and the etcd leader, and scheduling delay of the deadline timer). Must be positive and less than
+     * ttl − renewInterval. Default ttl/5.
+     */
+    public Builder safetyMargin(Duration safetyMargin) {
+      this.safetyMargin = safetyMargin;
+      return this;
+    }
+
+    /** Deadline of every single etcd call. 10 ms .. ttl − safetyMargin. Default = renewInterval. */
+    public Builder callTimeout(Duration callTimeout) {
+      this.callTimeout = callTimeout;
+      return this;
+    }
+
+    /** Bound on {@link ElectionSession#open} / {@link ElectionAdmin#connect} reaching etcd. Default 5 s. */
+    public Builder connectTimeout(Duration connectTimeout) {
+      this.connectTimeout = connectTimeout;
+      return this;
+    }
+
+    /** Exponential backoff (full jitter) between failed etcd attempts. Default 50 ms .. 1 s. */
+    public Builder retryBackoff(Duration min, Duration max) {
+      this.retryBackoffMin = min;
+      this.retryBackoffMax = max;
+      return this;
+    }
+
+    /** After resigning, a candidate waits this long before campaigning again (lets others take over). Default 1 s. */
+    public Builder resignHoldOff(Duration resignHoldOff) {
+      this.resignHoldOff = resignHoldOff;
+      return this;
+    }
+
+    /** Where meters go. Default {@link Metrics#globalRegistry}. */
+    public Builder meterRegistry(MeterRegistry meterRegistry) {
+      this.meterRegistry = meterRegistry;
+      return this;
+    }
+
+    /** Register a JVM shutdown hook that closes the session (resign all, revoke lease). Default true. */
+    public Builder closeOnShutdown(boolean closeOnShutdown) {
+      this.closeOnShutdown = closeOnShutdown;
+      return this;
+    }
+
+    /** Validates and builds. @throws ElectionException naming property, limit and value */
+    public ElectionConfig build() {
+      if (endpoints.isEmpty()) {
+        throw new ElectionException("endpoints must contain at least one etcd client URL "
+            + "(e.g. http://127.0.0.1:2379) but was empty");
+      }
+      for (String e : endpoints) {
+        checkEndpoint(e);
+      }
+      if (keyPrefix == null || !keyPrefix.startsWith("/") || !keyPrefix.endsWith("/") || keyPrefix.contains("//")) {
+        throw new ElectionException("keyPrefix must start and end with '/' (e.g. /fenceline/) but was: "
+            + (keyPrefix == null ? "null" : "'" + keyPrefix + "'"));
+      }
+      require("ttl", ttl);
+      if (ttl.compareTo(MIN_TTL) < 0 || ttl.compareTo(MAX_TTL) > 0) {
+        throw new ElectionException("ttl must be between " + ms(MIN_TTL) + " and " + ms(MAX_TTL) + " but was " + ms(ttl));
+      }
+      if (ttl.toMillis() % 1000 != 0) {
+        throw new ElectionException("ttl must be a whole number of seconds (etcd lease TTLs are seconds) but was " + ms(ttl));
+      }
+      Duration renew = renewInterval != null ? renewInterval : ttl.dividedBy(5);
+      Duration third = ttl.dividedBy(3);
+      if (renew.isNegative() || renew.isZero() || renew.compareTo(third) >= 0) {
+        throw new ElectionException("renewInterval must be greater than 0 and less than ttl/3 (" + ms(third)
+            + ") but was " + ms(renew));
+      }
+      Duration margin = safetyMargin != null ? safetyMargin : ttl.dividedBy(5);
+      Duration marginLimit = ttl.minus(renew);
+      if (margin.isNegative() || margin.isZero() || margin.compareTo(marginLimit) >= 0) {
+        throw new ElectionException("safetyMargin must be greater than 0 and less than ttl - renewInterval ("
+            + ms(marginLimit) + ") but was " + ms(margin));
+      }
+      Duration call = callTimeout != null ? callTimeout : renew;
+      Duration callLimit = ttl.minus(margin);
+      if (call.compareTo(Duration.ofMillis(10)) < 0 || call.compareTo(callLimit) > 0) {
+        throw new ElectionException("callTimeout must be between 10ms and ttl - safetyMargin (" + ms(callLimit)
+            + ") but was " + ms(call));
+      }
+      require("connectTimeout", connectTimeout);
+      if (connectTimeout.isNegative() || connectTimeout.isZero() || connectTimeout.compareTo(Duration.ofMinutes(5)) > 0) {
+        throw new ElectionException("connectTimeout must be greater than 0 and at most 300000ms but was " + ms(connectTimeout));
+      }
+      require("retryBackoffMin", retryBackoffMin);
+      require("retryBackoffMax", retryBackoffMax);
+      if (retryBackoffMin.isNegative() || retryBackoffMin.isZero()) {
+        throw new ElectionException("retryBackoffMin must be greater than 0 but was " + ms(retryBackoffMin));
+      }
+      if (retryBackoffMax.compareTo(retryBackoffMin) < 0) {
+        throw new ElectionException("retryBackoffMax must be at least retryBackoffMin (" + ms(retryBackoffMin)
+            + ") but was " + ms(retryBackoffMax));
+      }
+      require("resignHoldOff", resignHoldOff);
+      if (resignHoldOff.isNegative()) {
+        throw new ElectionException("resignHoldOff must be at least 0ms but was " + ms(resignHoldOff));
+      }
+      if (meterRegistry == null) {
+        throw new ElectionException("meterRegistry must not be null (use Metrics.globalRegistry for the default)");
+      }
+      Builder resolved = copy();
+      resolved.renewInterval = renew;
+      resolved.safetyMargin = margin;
+      resolved.callTimeout = call;
+      return new ElectionConfig(resolved);
+    }
+
+    private Builder copy() {
+      Builder b = new Builder();
+      b.endpoints = endpoints;
+      b.keyPrefix = keyPrefix;
+      b.ttl = ttl;
+      b.renewInterval = renewInterval;
+      b.safetyMargin = safetyMargin;
+      b.callTimeout = callTimeout;
+      b.connectTimeout = connectTimeout;
+      b.retryBackoffMin = retryBackoffMin;
+      b.retryBackoffMax = retryBackoffMax;
+      b.resignHoldOff = resignHoldOff;
+      b.meterRegistry = meterRegistry;
+      b.closeOnShutdown = closeOnShutdown;
+      return b;
+    }
+
+    private static void require(String name, Object value) {
+      if (value == null) {
+        throw new ElectionException(name + " must not be null");
+      }
+    }
+
+    private static void checkEndpoint(String e) {
+      String why = null;
+      URI uri = null;
+      if (e == null || e.isBlank()) {
+        why = "it is empty";
+      } else {
+        try {
+          uri = URI.create(e.trim());
+        } catch (IllegalArgumentException ex) {
+          why = "it is not a URI (" + ex.getMessage() + ")";
+        }
+      }
+      if (why == null && !"http".equals(uri.getScheme())) {
+        why = "the scheme must be http (TLS is not supported)";
+      } else if (why == null && (uri.getHost() == null || uri.getHost().isEmpty())) {
+        why = "it has no host";
+      } else if (why == null && (uri.getPort() < 1 || uri.getPort() > 65535)) {
+        why = "it has no port in 1..65535";
+      } else if (why == null && uri.getPath() != null && !uri.getPath().isEmpty() && !"/".equals(uri.getPath())) {
+        why = "it has a path";
+      }
+      if (why != null) {
+        throw new ElectionException("endpoints must be etcd client URLs like http://127.0.0.1:2379 but '" + e
+            + "' is not: " + why);
+      }
+    }
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof ElectionConfig c && c.toString().equals(toString()) && c.meterRegistry == meterRegistry;
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(toString());
+  }
+}

@@ -1,0 +1,35 @@
+package dev.fenceline.election;
+
+import java.time.Instant;
+import java.util.Optional;
+
+/**
+ * A state change of one {@link LeaderElection}, delivered to {@link ElectionListener}s.
+ *
+ * @param electionName election name
+ * @param candidateId  this candidate's id
+ * @param previous     state before the change
+ * @param state        state after the change
+ * @param term         the term concerned (held, suspected or lost); 0 when no term is involved
+ * @param leaseId      the session lease at the time of the change
+ * @param reason       short human-readable cause ("campaign won", "renewal timed out", ...)
+ * @param nanoTime     {@link System#nanoTime()} when the state changed (before listeners were called)
+ * @param wallTime     wall clock when the state changed
+ * @param leadership   the leadership concerned, or null
+ */
+public record ElectionEvent(
+    String electionName,
+    String candidateId,
+    LeadershipState previous,
+    LeadershipState state,
+    long term,
+    long leaseId,
+    String reason,
+    long nanoTime,
+    Instant wallTime,
+    Leadership leadership) {
+
+  public Optional<Leadership> leadershipIfAny() {
+    return Optional.ofNullable(leadership);
+  }
+}

@@ -1,0 +1,45 @@
+package dev.fenceline.election;
+
+import dev.fenceline.election.internal.DefaultElectionSession;
+import java.util.Map;
+
+/**
+ * One etcd client and one lease, shared by every {@link LeaderElection} created from it (thousands are fine:
+ * keepalive cost grows with sessions, not elections). In the spirit of etcd's {@code concurrency.Session}:
+ * the lease is kept alive by an independent {@code LeaseKeeper} loop; unlike etcd's session, when etcd
+ * reports the lease gone this session grants a fresh lease and its elections campaign again (each old term
+ * ends with {@link LossReason#LEASE_EXPIRED}).
+ */
+public interface ElectionSession extends AutoCloseable {
+
+  /**
+   * Connects and grants the lease. Blocks at most {@link ElectionConfig#connectTimeout()} (plus one call
+   * timeout) and then fails with an {@link ElectionException} naming the endpoints and the last error.
+   */
+  static ElectionSession open(ElectionConfig config) {
+    return DefaultElectionSession.open(config);
+  }
+
+  /** Same as {@link #election(String, String, Map)} with empty metadata. */
+  LeaderElection election(String electionName, String candidateId);
+
+  /**
+   * Creates (but does not start) this session's handle for {@code electionName}. At most one handle per
+   * election name per session: a second call for the same name throws
+   * {@code "election 'x' already has a handle in this session"} until the first is closed.
+   *
+   * @param electionName {@code [A-Za-z0-9._-]{1,128}}
+   * @param candidateId  non-blank, written as {@code leader_id} when this candidate wins
+   * @param metadata     written into the leader record (host, pid, version ...)
+   */
+  LeaderElection election(String electionName, String candidateId, Map<String, String> metadata);
+
+  /** The lease currently shared by this session's elections (changes only if etcd reported it gone). */
+  long leaseId();
+
+  ElectionConfig config();
+
+  /** Closes every election (resigning held terms), revokes the lease, closes the client. Idempotent. */
+  @Override
+  void close();
+}

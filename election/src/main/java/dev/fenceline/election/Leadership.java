@@ -1,0 +1,49 @@
+package dev.fenceline.election;
+
+import java.time.Instant;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * One term held by one candidate. Immutable identity (term, lease, nonce) plus a validity deadline on
+ * this JVM's monotonic clock that the lease keeper moves forward after every <em>confirmed</em> renewal.
+ *
+ * <p>Use it like this: before each unit of work, {@code if (!leadership.isValidNow()) stop;} and pass
+ * {@link #term()} as the fencing token with the write. {@code isValidNow()} can be true for at most one
+ * candidate of an election at a time as long as this process's clock rate and scheduling stay within the
+ * configured safety margin; a process paused between the check and the write is caught by the fence, not
+ * by this object.
+ */
+public interface Leadership {
+  String electionName();
+
+  /** The candidate id that holds this term (the {@code leader_id} of the record). */
+  String leaderId();
+
+  /** The term assigned by etcd's term counter; strictly increasing per election. */
+  long term();
+
+  /** The etcd lease the leader record is bound to. */
+  long leaseId();
+
+  /** Random per-campaign value stored in the record; proves a record is ours after an unknown outcome. */
+  String nonce();
+
+  /** Wall-clock time the campaign transaction was issued (informational only). */
+  Instant acquiredAt();
+
+  /**
+   * True iff this term is still held in state {@link LeadershipState#LEADER} and
+   * {@code System.nanoTime() < validUntilNanos()}. Cheap (two volatile reads and a clock read), safe to call
+   * before every write.
+   */
+  boolean isValidNow();
+
+  /**
+   * The local deadline on the {@link System#nanoTime()} scale: send time of the last confirmed lease renewal
+   * + TTL − safety margin. Moves forward with renewals; meaningless once {@link #lost()} completed.
+   */
+  long validUntilNanos();
+
+  /** Completes (on an election thread) when this term is definitely over; never completes exceptionally. */
+  CompletableFuture<LossReason> lost();
+}

@@ -1,0 +1,397 @@
+package dev.fenceline.election.internal;
+
+import static dev.fenceline.election.internal.EtcdGateway.bytes;
+import static dev.fenceline.election.internal.EtcdGateway.string;
+
+import dev.fenceline.election.ElectionConfig;
+import dev.fenceline.election.ElectionException;
+import dev.fenceline.election.ElectionKeys;
+import dev.fenceline.election.ElectionSession;
+import dev.fenceline.election.LeaderElection;
+import io.etcd.jetcd.Watch;
+import io.etcd.jetcd.common.exception.CompactedException;
+import io.etcd.jetcd.options.WatchOption;
+import io.etcd.jetcd.watch.WatchEvent;
+import io.etcd.jetcd.watch.WatchResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Session = one jetcd client + one {@link LeaseKeeper} + one prefix watch over {@code keyPrefix}, shared by
+ * all of its elections. Watch events are only triggers: they are routed to the election they concern, which
+ * re-reads and decides. When the watch fails it is re-created from the last seen revision and every election
+ * re-reads, so a missed event costs one read, never correctness.
+ *
+ * <p>Threads: {@code fenceline-lease-*} (1, lease keeper only), {@code fenceline-election-*} (2, all election
+ * state machines via per-election serial executors, plus timers), {@code fenceline-listeners-*} (1, default
+ * listener executor).
+ */
+public final class DefaultElectionSession implements ElectionSession, LeaseKeeper.Listener {
+  private static final Logger log = LoggerFactory.getLogger(DefaultElectionSession.class);
+  private static final AtomicInteger SEQ = new AtomicInteger();
+
+  private final ElectionConfig config;
+  private final ElectionMetrics metrics;
+  private final EtcdGateway etcd;
+  private final ScheduledExecutorService leaseThread;
+  private final ScheduledThreadPoolExecutor workPool;
+  private final ExecutorService listenerThread;
+  private final LeaseKeeper keeper;
+  private final ConcurrentMap<String, DefaultLeaderElection> elections = new ConcurrentHashMap<>();
+  private final AtomicBoolean closed = new AtomicBoolean();
+  private volatile boolean crashed;
+  private final Object watchLock = new Object();
+  private Watch.Watcher watcher;
+  private long lastRevision;
+  private final Backoff watchBackoff;
+  private Thread shutdownHook;
+
+  private DefaultElectionSession(ElectionConfig config) {
+    this.config = config;
+    int n = SEQ.incrementAndGet();
+    this.metrics = new ElectionMetrics(config.meterRegistry());
+    this.etcd = new EtcdGateway(config, metrics);
+    this.leaseThread = Executors.newSingleThreadScheduledExecutor(daemon("fenceline-lease-" + n));
+    this.workPool = new ScheduledThreadPoolExecutor(2, daemon("fenceline-election-" + n));
+    this.workPool.setRemoveOnCancelPolicy(true);
+    this.listenerThread = Executors.newSingleThreadExecutor(daemon("fenceline-listeners-" + n));
+    this.keeper = new LeaseKeeper(config, etcd, metrics, leaseThread, this);
+    this.watchBackoff = new Backoff(config.retryBackoffMin(), config.retryBackoffMax());
+  }
+
+  /** See {@link ElectionSession#open}. */
+  public static DefaultElectionSession open(ElectionConfig config) {
+    if (config == null) {
+      throw new ElectionException("config must not be null");
+    }
+    DefaultElectionSession s = new DefaultElectionSession(config);
+    try {
+      long revision = s.keeper.grantInitial(config.connectTimeout());
+      synchronized (s.watchLock) {
+        s.lastRevision = revision;
+        s.startWatch();
+      }
+    } catch (RuntimeException e) {
+      s.shutdownQuietly();
+      throw e;
+    }
+    if (config.closeOnShutdown()) {
+      s.shutdownHook = new Thread(s::closeFromHook, "fenceline-election-shutdown");
+      Runtime.getRuntime().addShutdownHook(s.shutdownHook);
+    }
+    log.info("election session open: lease={} endpoints={} ttl_ms={} renew_ms={} margin_ms={} call_timeout_ms={}",
+        s.leaseId(), config.endpoints(), config.ttl().toMillis(), config.renewInterval().toMillis(),
+        config.safetyMargin().toMillis(), config.callTimeout().toMillis());
+    return s;
+  }
+
+  @Override
+  public LeaderElection election(String electionName, String candidateId) {
+    return election(electionName, candidateId, Map.of());
+  }
+
+  @Override
+  public LeaderElection election(String electionName, String candidateId, Map<String, String> metadata) {
+    if (closed.get()) {
+      throw new ElectionException("election() called after the session was closed");
+    }
+    ElectionKeys.requireValidName(electionName, "election name");
+    if (candidateId == null || candidateId.isBlank()) {
+      throw new ElectionException("candidateId must not be blank");
+    }
+    DefaultLeaderElection[] created = new DefaultLeaderElection[1];
+    elections.compute(electionName, (k, existing) -> {
+      if (existing != null) {
+        throw new ElectionException("election '" + electionName + "' already has a handle in this session");
+      }
+      created[0] = new DefaultLeaderElection(this, electionName, candidateId, metadata == null ? Map.of() : metadata);
+      return created[0];
+    });
+    return created[0];
+  }
+
+  @Override
+  public long leaseId() {
+    return keeper.view().leaseId();
+  }
+
+  @Override
+  public ElectionConfig config() {
+    return config;
+  }
+
+  /** Total etcd requests this session issued (benchmark). */
+  public long etcdRequestCount() {
+    return metrics.requestCount();
+  }
+
+  /** The lease keeper's deadline on the nanoTime scale (tests, diagnostics). */
+  public long leaseValidUntilNanos() {
+    return keeper.view().validUntilNanos();
+  }
+
+  // ------------------------------------------------------------------ for elections
+
+  ElectionMetrics metrics() {
+    return metrics;
+  }
+
+  EtcdGateway etcd() {
+    return etcd;
+  }
+
+  LeaseKeeper keeper() {
+    return keeper;
+  }
+
+  ScheduledThreadPoolExecutor workPool() {
+    return workPool;
+  }
+
+  ExecutorService listenerExecutor() {
+    return listenerThread;
+  }
+
+  boolean isCrashed() {
+    return crashed;
+  }
+
+  ScheduledFuture<?> schedule(Runnable r, Duration delay) {
+    try {
+      return workPool.schedule(r, Math.max(0, delay.toNanos()), TimeUnit.NANOSECONDS);
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      return null;
+    }
+  }
+
+  void forget(DefaultLeaderElection e) {
+    elections.remove(e.electionName(), e);
+  }
+
+  // ------------------------------------------------------------------ lease keeper callbacks
+
+  @Override
+  public void leaseSuspect(long leaseId, String reason) {
+    elections.values().forEach(e -> e.onLeaseSuspect(leaseId, reason));
+  }
+
+  @Override
+  public void leaseConfirmed(long leaseId) {
+    elections.values().forEach(e -> e.onLeaseConfirmed(leaseId));
+  }
+
+  @Override
+  public void leaseGone(long leaseId, String reason) {
+    elections.values().forEach(e -> e.onLeaseGone(leaseId, reason));
+  }
+
+  @Override
+  public void leaseGranted(long leaseId) {
+    elections.values().forEach(DefaultLeaderElection::poke);
+  }
+
+  // ------------------------------------------------------------------ watch
+
+  private void startWatch() {
+    // caller holds watchLock
+    if (closed.get() || crashed) {
+      return;
+    }
+    WatchOption opt = WatchOption.builder()
+        .isPrefix(true)
+        .withRevision(lastRevision + 1)
+        .withRequireLeader(true) // a member cut off from the quorum cancels the watch instead of going silent
+        .build();
+    Watch.Watcher[] self = new Watch.Watcher[1];
+    self[0] = etcd.client().getWatchClient().watch(bytes(config.keyPrefix()), opt, Watch.listener(
+        this::onWatchResponse, t -> onWatchError(self[0], t), () -> onWatchError(self[0], null)));
+    watcher = self[0];
+  }
+
+  private void onWatchResponse(WatchResponse r) {
+    watchBackoff.reset();
+    for (WatchEvent ev : r.getEvents()) {
+      long rev = ev.getKeyValue().getModRevision();
+      synchronized (watchLock) {
+        lastRevision = Math.max(lastRevision, rev);
+      }
+      String key = string(ev.getKeyValue().getKey());
+      if (!key.startsWith(config.keyPrefix())) {
+        continue;
+      }
+      String rest = key.substring(config.keyPrefix().length());
+      int slash = rest.indexOf('/');
+      if (slash <= 0) {
+        continue;
+      }
+      DefaultLeaderElection e = elections.get(rest.substring(0, slash));
+      if (e != null) {
+        e.onWatchEvent(ev);
+      }
+    }
+  }
+
+  private void onWatchError(Watch.Watcher which, Throwable t) {
+    if (closed.get() || crashed) {
+      return;
+    }
+    synchronized (watchLock) {
+      if (which != null && which != watcher) {
+        return; // an old watcher's late error
+      }
+      if (watcher != null) {
+        watcher.close();
+        watcher = null;
+      }
+      metrics.watchRestarts.increment();
+      boolean compacted = LeaseKeeper.unwrap(t) instanceof CompactedException;
+      log.warn("watch ended, re-creating: prefix={} from_revision={} error=\"{}\"", config.keyPrefix(),
+          compacted ? "current" : lastRevision + 1, t == null ? "stream completed" : LeaseKeeper.describe(t));
+      Duration delay = watchBackoff.next();
+      schedule(() -> restartWatch(compacted), delay);
+    }
+  }
+
+  private void restartWatch(boolean fromCurrent) {
+    if (fromCurrent) {
+      etcd.get(config.keyPrefix()).whenComplete((r, e) -> {
+        if (e != null) {
+          onWatchError(null, e);
+          return;
+        }
+        synchronized (watchLock) {
+          lastRevision = r.getHeader().getRevision();
+          startWatch();
+        }
+        elections.values().forEach(DefaultLeaderElection::poke);
+      });
+      return;
+    }
+    synchronized (watchLock) {
+      startWatch();
+    }
+    elections.values().forEach(DefaultLeaderElection::poke); // events may have been missed: everyone re-reads
+  }
+
+  // ------------------------------------------------------------------ lifecycle
+
+  @Override
+  public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    if (shutdownHook != null) {
+      try {
+        Runtime.getRuntime().removeShutdownHook(shutdownHook);
+      } catch (IllegalStateException alreadyShuttingDown) {
+        // called from the hook itself
+      }
+    }
+    closeElectionsAndLease();
+  }
+
+  private void closeFromHook() {
+    if (closed.compareAndSet(false, true)) {
+      log.info("JVM shutdown: resigning all elections and revoking lease={}", leaseId());
+      closeElectionsAndLease();
+    }
+  }
+
+  private void closeElectionsAndLease() {
+    List<CompletableFuture<Void>> closing = new ArrayList<>();
+    for (DefaultLeaderElection e : List.copyOf(elections.values())) {
+      closing.add(e.closeAsync());
+    }
+    try {
+      CompletableFuture.allOf(closing.toArray(CompletableFuture[]::new))
+          .get(config.callTimeout().toMillis() * 2 + 500, TimeUnit.MILLISECONDS);
+    } catch (Exception e) {
+      log.warn("not every election confirmed its resignation; revoking the lease removes their records");
+    }
+    long lease = keeper.view().leaseId();
+    keeper.close();
+    try {
+      etcd.revoke(lease).get(config.callTimeout().toMillis() + 100, TimeUnit.MILLISECONDS);
+      log.info("election session closed: lease={} revoked", lease);
+    } catch (Exception e) {
+      log.warn("election session closed: lease={} not revoked ({}); it expires after its TTL", lease,
+          LeaseKeeper.describe(e));
+    }
+    shutdownQuietly();
+  }
+
+  private void shutdownQuietly() {
+    synchronized (watchLock) {
+      if (watcher != null) {
+        watcher.close();
+        watcher = null;
+      }
+    }
+    keeper.close();
+    leaseThread.shutdownNow();
+    workPool.shutdownNow();
+    listenerThread.shutdown();
+    try {
+      etcd.close();
+    } catch (RuntimeException e) {
+      log.debug("closing etcd client", e);
+    }
+  }
+
+  /**
+   * Testing and benchmarks only: behave like a process that froze or died at this instant. No more renewals,
+   * transitions, listener calls, deletes or revokes; the client connection is dropped. Every held
+   * {@code Leadership} stays as it was, so {@code isValidNow()} turns false by itself when the frozen
+   * deadline passes, exactly as in a frozen process. Successors can win only after etcd expires the lease.
+   */
+  public void simulateCrash() {
+    crashed = true;
+    closed.set(true);
+    if (shutdownHook != null) {
+      try {
+        Runtime.getRuntime().removeShutdownHook(shutdownHook);
+      } catch (IllegalStateException ignored) {
+        // shutting down anyway
+      }
+    }
+    leaseThread.shutdownNow();
+    workPool.shutdownNow();
+    synchronized (watchLock) {
+      if (watcher != null) {
+        watcher.close();
+        watcher = null;
+      }
+    }
+    try {
+      etcd.close();
+    } catch (RuntimeException ignored) {
+      // crashing
+    }
+    listenerThread.shutdownNow();
+  }
+
+  private static ThreadFactory daemon(String name) {
+    AtomicInteger i = new AtomicInteger();
+    return r -> {
+      Thread t = new Thread(r, name + "-" + i.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    };
+  }
+}

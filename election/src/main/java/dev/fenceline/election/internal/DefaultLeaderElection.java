@@ -1,0 +1,716 @@
+package dev.fenceline.election.internal;
+
+import static dev.fenceline.election.LeadershipState.CANDIDATE;
+import static dev.fenceline.election.LeadershipState.CLOSED;
+import static dev.fenceline.election.LeadershipState.FOLLOWER;
+import static dev.fenceline.election.LeadershipState.LATENT;
+import static dev.fenceline.election.LeadershipState.LEADER;
+import static dev.fenceline.election.LeadershipState.LOST;
+import static dev.fenceline.election.LeadershipState.SUSPECT;
+import static dev.fenceline.election.internal.EtcdGateway.bytes;
+import static dev.fenceline.election.internal.EtcdGateway.string;
+
+import dev.fenceline.election.ElectionConfig;
+import dev.fenceline.election.ElectionEvent;
+import dev.fenceline.election.ElectionException;
+import dev.fenceline.election.ElectionKeys;
+import dev.fenceline.election.ElectionListener;
+import dev.fenceline.election.LeaderElection;
+import dev.fenceline.election.LeaderRecord;
+import dev.fenceline.election.Leadership;
+import dev.fenceline.election.LeadershipState;
+import dev.fenceline.election.LossReason;
+import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.kv.GetResponse;
+import io.etcd.jetcd.op.Cmp;
+import io.etcd.jetcd.op.CmpTarget;
+import io.etcd.jetcd.op.Op;
+import io.etcd.jetcd.options.DeleteOption;
+import io.etcd.jetcd.options.PutOption;
+import io.etcd.jetcd.watch.WatchEvent;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The election state machine. All mutable state below the "serial-executor confined" line is touched only
+ * from {@link #exec}; every trigger (start, watch event, lease news, timer, resign, close) is a task on it.
+ * At most one etcd operation per election is in flight ({@link #opInFlight}); triggers that arrive meanwhile
+ * set {@link #dirty} and cause one more evaluation afterwards.
+ *
+ * <p>One evaluation = one linearizable range read of the election's keys followed by a decision:
+ * <ul>
+ *   <li>holding a term and the record still carries our lease and nonce: stay (or resign if paused or asked
+ *       to; or SUSPECT→LEADER if the lease keeper has confirmed a renewal since);</li>
+ *   <li>holding a term but the record is gone or foreign: LOST;</li>
+ *   <li>record present with our lease and the nonce of a campaign whose outcome we did not learn: we won
+ *       that campaign (resolution of unknown outcomes);</li>
+ *   <li>record present with our lease and an unknown nonce: a leftover of ours, delete it (guarded);</li>
+ *   <li>record present otherwise: FOLLOWER, wait for the watch;</li>
+ *   <li>record absent, not paused, not holding off, lease usable: campaign (CAS transaction).</li>
+ * </ul>
+ */
+final class DefaultLeaderElection implements LeaderElection {
+  private static final Logger log = LoggerFactory.getLogger(DefaultLeaderElection.class);
+  private static final SecureRandom RANDOM = new SecureRandom();
+
+  private enum Lifecycle { LATENT, STARTED, CLOSED }
+
+  private final DefaultElectionSession session;
+  private final ElectionConfig config;
+  private final ElectionKeys keys;
+  private final String candidateId;
+  private final Map<String, String> metadata;
+  private final SerialExecutor exec;
+  private final LeaseKeeper keeper;
+  private final EtcdGateway etcd;
+  private final ElectionMetrics.PerElection meters;
+  private final AtomicReference<Lifecycle> lifecycle = new AtomicReference<>(Lifecycle.LATENT);
+  private final List<ListenerEntry> listeners = new CopyOnWriteArrayList<>();
+  private final Object monitor = new Object();
+  private volatile LeadershipState state = LATENT;
+  private volatile LeadershipImpl leadership;
+  private volatile long lastTermSeen;
+
+  // ---- serial-executor confined ----
+  private boolean opInFlight;
+  private boolean dirty;
+  /** Campaigns whose transaction outcome is unknown: nonce -> (lease, term mod revision they compared). */
+  private final Map<String, long[]> unresolved = new HashMap<>();
+  private RecordToDelete recordToDelete;
+  private long holdOffUntilNanos;
+  private boolean holdingOff;
+  private long leaderAbsentSinceNanos = -1;
+  private final Backoff backoff;
+  private ScheduledFuture<?> retryTask;
+
+  private record RecordToDelete(long leaseId, long modRevision, boolean withResignRequest,
+      CompletableFuture<Void> done) {}
+
+  DefaultLeaderElection(DefaultElectionSession session, String electionName, String candidateId,
+      Map<String, String> metadata) {
+    this.session = session;
+    this.config = session.config();
+    this.keys = config.keys(electionName);
+    this.candidateId = candidateId;
+    this.metadata = Map.copyOf(metadata);
+    this.exec = new SerialExecutor(session.workPool());
+    this.keeper = session.keeper();
+    this.etcd = session.etcd();
+    this.backoff = new Backoff(config.retryBackoffMin(), config.retryBackoffMax());
+    this.meters = session.metrics().forElection(electionName, this,
+        o -> ((DefaultLeaderElection) o).leaderGauge(), o -> ((DefaultLeaderElection) o).termGauge());
+  }
+
+  // ------------------------------------------------------------------ public API
+
+  @Override
+  public String electionName() {
+    return keys.election();
+  }
+
+  @Override
+  public String candidateId() {
+    return candidateId;
+  }
+
+  @Override
+  public void start() {
+    if (!lifecycle.compareAndSet(Lifecycle.LATENT, Lifecycle.STARTED)) {
+      throw new ElectionException(lifecycle.get() == Lifecycle.CLOSED
+          ? "start() called after close()" : "start() called twice");
+    }
+    exec.execute(() -> {
+      if (lifecycle.get() == Lifecycle.STARTED) {
+        transition(CANDIDATE, "started", null);
+        evaluate();
+      }
+    });
+  }
+
+  @Override
+  public LeadershipState state() {
+    return state;
+  }
+
+  @Override
+  public Optional<Leadership> leadership() {
+    return Optional.ofNullable(leadership);
+  }
+
+  @Override
+  public Leadership awaitLeadership(Duration timeout) throws InterruptedException, TimeoutException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    synchronized (monitor) {
+      while (true) {
+        LeadershipImpl l = leadership;
+        if (state == LEADER && l != null && l.isValidNow()) {
+          return l;
+        }
+        if (state == CLOSED) {
+          throw new ElectionException("election '" + keys.election() + "' is closed: no leadership to await");
+        }
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          throw new TimeoutException("candidate '" + candidateId + "' did not become leader of election '"
+              + keys.election() + "' within " + timeout.toMillis() + "ms (state " + state + ")");
+        }
+        TimeUnit.NANOSECONDS.timedWait(monitor, Math.min(left, TimeUnit.MILLISECONDS.toNanos(50)));
+      }
+    }
+  }
+
+  @Override
+  public void addListener(ElectionListener listener) {
+    addListener(listener, session.listenerExecutor());
+  }
+
+  @Override
+  public void addListener(ElectionListener listener, Executor executor) {
+    if (listener == null || executor == null) {
+      throw new ElectionException("addListener() needs a non-null listener and executor");
+    }
+    listeners.add(new ListenerEntry(listener, new SerialExecutor(executor)));
+  }
+
+  @Override
+  public void removeListener(ElectionListener listener) {
+    listeners.removeIf(e -> e.listener == listener);
+  }
+
+  @Override
+  public CompletableFuture<Void> resign() {
+    Lifecycle lc = lifecycle.get();
+    if (lc == Lifecycle.LATENT) {
+      throw new ElectionException("resign() called before start()");
+    }
+    if (lc == Lifecycle.CLOSED) {
+      return CompletableFuture.completedFuture(null);
+    }
+    CompletableFuture<Void> done = new CompletableFuture<>();
+    exec.execute(() -> {
+      startHoldOff();
+      if (leadership == null) {
+        done.complete(null);
+      } else {
+        resignNow(LossReason.RESIGNED, "resign() called", false, false).whenComplete((v, e) -> done.complete(null));
+      }
+    });
+    return done;
+  }
+
+  @Override
+  public void close() {
+    CompletableFuture<Void> done = closeAsync();
+    try {
+      done.get(config.callTimeout().toMillis() * 2 + 100, TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (Exception e) {
+      log.warn("election close: record not confirmed deleted in time; it goes with the lease: election={} "
+          + "candidate={}", keys.election(), candidateId);
+    }
+  }
+
+  /** Non-blocking close: the future completes when a held record is deleted (or immediately). */
+  CompletableFuture<Void> closeAsync() {
+    Lifecycle prev = lifecycle.getAndSet(Lifecycle.CLOSED);
+    if (prev == Lifecycle.CLOSED) {
+      return CompletableFuture.completedFuture(null);
+    }
+    CompletableFuture<Void> done = new CompletableFuture<>();
+    exec.execute(() -> {
+      if (retryTask != null) {
+        retryTask.cancel(false);
+      }
+      if (leadership != null) {
+        resignNow(LossReason.CLOSED, "close() called", false, true).whenComplete((v, e) -> done.complete(null));
+      } else {
+        transition(CLOSED, "close() called", null);
+        done.complete(null);
+      }
+    });
+    return done.whenComplete((v, e) -> {
+      session.forget(this);
+      meters.remove();
+    });
+  }
+
+  @Override
+  public String toString() {
+    return "LeaderElection{election=" + keys.election() + ", candidate=" + candidateId + ", state=" + state
+        + ", leadership=" + leadership + "}";
+  }
+
+  // ------------------------------------------------------------------ triggers (any thread)
+
+  /** Re-evaluate soon. */
+  void poke() {
+    exec.execute(this::evaluate);
+  }
+
+  void onWatchEvent(WatchEvent event) {
+    exec.execute(() -> {
+      LeadershipImpl l = leadership;
+      KeyValue kv = event.getKeyValue();
+      // Our own campaign transaction (record + term at one revision) needs no re-read.
+      if (l != null && event.getEventType() == WatchEvent.EventType.PUT
+          && kv.getModRevision() == l.recordModRevision) {
+        return;
+      }
+      evaluate();
+    });
+  }
+
+  void onLeaseSuspect(long leaseId, String reason) {
+    exec.execute(() -> {
+      LeadershipImpl l = leadership;
+      if (l != null && l.leaseId() == leaseId && state == LEADER) {
+        l.invalidate(); // stop work before anyone hears about it
+        meters.suspectTransitions.increment();
+        transition(SUSPECT, reason, l);
+      }
+    });
+  }
+
+  void onLeaseConfirmed(long leaseId) {
+    exec.execute(() -> {
+      if (state == SUSPECT) {
+        evaluate(); // verify by linearizable read before resuming
+      }
+    });
+  }
+
+  void onLeaseGone(long leaseId, String reason) {
+    exec.execute(() -> {
+      unresolved.clear();
+      if (recordToDelete != null && recordToDelete.leaseId() == leaseId) {
+        recordToDelete.done().complete(null); // the record went with the lease
+        recordToDelete = null;
+      }
+      LeadershipImpl l = leadership;
+      if (l != null && l.leaseId() == leaseId) {
+        loseTerm(LossReason.LEASE_EXPIRED, reason);
+        transition(CANDIDATE, "waiting for a new lease", null);
+      }
+    });
+  }
+
+  // ------------------------------------------------------------------ the state machine (serial executor)
+
+  private void evaluate() {
+    if (opInFlight) {
+      dirty = true;
+      return;
+    }
+    if (session.isCrashed()) {
+      return;
+    }
+    if (recordToDelete != null) {
+      deleteRecord();
+      return;
+    }
+    if (lifecycle.get() != Lifecycle.STARTED) {
+      return;
+    }
+    dirty = false;
+    opInFlight = true;
+    etcd.getPrefix(keys.root()).whenCompleteAsync((resp, err) -> {
+      opInFlight = false;
+      if (err != null) {
+        log.debug("election read failed: election={} error=\"{}\"", keys.election(), LeaseKeeper.describe(err));
+        scheduleRetry(backoff.next());
+      } else {
+        decide(resp);
+      }
+      if (dirty) {
+        evaluate();
+      }
+    }, exec);
+  }
+
+  private void decide(GetResponse resp) {
+    if (lifecycle.get() != Lifecycle.STARTED) {
+      return;
+    }
+    Snapshot s;
+    try {
+      s = Snapshot.of(keys, resp);
+    } catch (IllegalArgumentException e) {
+      // A malformed term or floor key must never let us guess a term: wait for an operator.
+      log.error("election keys unusable, not campaigning: election={} problem=\"{}\"", keys.election(), e.getMessage());
+      releaseIfHeld(LossReason.RECORD_GONE, "unusable keys: " + e.getMessage());
+      transition(FOLLOWER, "unusable keys: " + e.getMessage(), null);
+      scheduleRetry(config.retryBackoffMax());
+      return;
+    }
+    backoff.reset();
+    lastTermSeen = Math.max(lastTermSeen, s.term);
+    LeaseKeeper.View lease = keeper.view();
+    LeaderRecord rec = s.record;
+
+    LeadershipImpl l = leadership;
+    if (l != null) {
+      boolean stillOurs = rec != null && rec.leaseId() == l.leaseId() && rec.nonce().equals(l.nonce());
+      if (stillOurs) {
+        if (s.paused) {
+          resignNow(LossReason.PAUSED, "kill switch " + keys.paused() + " present", false, false);
+        } else if (s.resignRequest != null && s.resignRequestTerm(l.term()) == l.term()) {
+          startHoldOff();
+          resignNow(LossReason.RESIGN_REQUESTED, "resign requested via " + keys.resignRequest(), true, false);
+        } else {
+          if (s.resignRequest != null) {
+            deleteStaleResignRequest(s.resignRequest);
+          }
+          if (state == SUSPECT && lease.validNow(l.leaseId())) {
+            l.validate();
+            transition(LEADER, "verified by linearizable read: record and lease still held", l);
+          }
+        }
+        return;
+      }
+      loseTerm(LossReason.RECORD_GONE, rec == null
+          ? (s.leader == null ? "leader record deleted" : "leader record unreadable")
+          : "leader record now held by " + rec.leaderId() + " term " + rec.term());
+    }
+
+    if (s.leader != null) {
+      leaderAbsentSinceNanos = -1;
+      if (rec != null && unresolved.containsKey(rec.nonce()) && rec.leaseId() == lease.leaseId()) {
+        won(rec, s.leader.getModRevision(), "campaign with unknown outcome resolved by read: it committed");
+        return;
+      }
+      if (rec != null && rec.leaseId() == lease.leaseId() && lease.health() != LeaseKeeper.Health.GONE) {
+        // Bound to our lease but not a campaign we know: a leftover of ours (e.g. a resign whose delete
+        // outcome was lost). Nobody else can use it and it would block everyone: delete it, guarded.
+        recordToDelete = new RecordToDelete(lease.leaseId(), s.leader.getModRevision(), false,
+            new CompletableFuture<>());
+        deleteRecord();
+        return;
+      }
+      long termModRev = s.termModRevision;
+      unresolved.values().removeIf(p -> p[1] != termModRev); // the term moved on: those can never commit
+      transition(FOLLOWER, rec == null ? "leader record unreadable" : "leader is " + rec.leaderId() + " term "
+          + rec.term(), null);
+      return;
+    }
+
+    // No leader record.
+    long termModRev = s.termModRevision;
+    unresolved.values().removeIf(p -> p[1] != termModRev);
+    if (s.paused) {
+      transition(FOLLOWER, "paused: kill switch " + keys.paused() + " present", null);
+      return;
+    }
+    if (holdingOff) {
+      long left = holdOffUntilNanos - System.nanoTime();
+      if (left > 0) {
+        transition(FOLLOWER, "holding off after resigning", null);
+        scheduleRetry(Duration.ofNanos(left));
+        return;
+      }
+      holdingOff = false;
+    }
+    if (lease.health() == LeaseKeeper.Health.GONE || lease.health() == LeaseKeeper.Health.CLOSED) {
+      transition(CANDIDATE, "waiting for a lease", null);
+      return; // leaseGranted pokes us
+    }
+    if (leaderAbsentSinceNanos < 0) {
+      leaderAbsentSinceNanos = System.nanoTime();
+    }
+    campaign(s, lease.leaseId());
+  }
+
+  private void campaign(Snapshot s, long leaseId) {
+    long term = Math.max(s.term + 1, Math.max(s.floor, 1));
+    byte[] nonceBytes = new byte[12];
+    RANDOM.nextBytes(nonceBytes);
+    String nonce = HexFormat.of().formatHex(nonceBytes);
+    LeaderRecord rec = new LeaderRecord(candidateId, term, leaseId, nonce, metadata, Instant.now());
+    transition(CANDIDATE, "leader key absent: campaigning for term " + term, null);
+    opInFlight = true;
+    long termModRev = s.termModRevision;
+    etcd.txn(txn -> txn
+        .If(new Cmp(bytes(keys.leader()), Cmp.Op.EQUAL, CmpTarget.createRevision(0)),
+            new Cmp(bytes(keys.term()), Cmp.Op.EQUAL, CmpTarget.modRevision(termModRev)),
+            new Cmp(bytes(keys.termFloor()), Cmp.Op.EQUAL, CmpTarget.modRevision(s.floorModRevision)),
+            new Cmp(bytes(keys.paused()), Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
+        .Then(Op.put(bytes(keys.leader()), io.etcd.jetcd.ByteSequence.from(LeaderRecordCodec.encode(rec)), PutOption.builder().withLeaseId(leaseId).build()),
+            Op.put(bytes(keys.term()), bytes(Long.toString(term)), PutOption.DEFAULT)))
+        .whenCompleteAsync((r, e) -> {
+          opInFlight = false;
+          if (e == null && r.isSucceeded()) {
+            won(rec, r.getHeader().getRevision(), "campaign won");
+          } else if (e == null) {
+            dirty = true; // compares failed: someone else moved first; re-read decides
+          } else {
+            // Outcome unknown: the transaction may still commit later. Remember the nonce; a later read
+            // that finds our lease + this nonce in the record means we won.
+            unresolved.put(nonce, new long[] {leaseId, termModRev});
+            log.warn("campaign outcome unknown, will resolve by reading: election={} candidate={} term={} "
+                + "lease={} nonce={} error=\"{}\"", keys.election(), candidateId, term, leaseId, nonce,
+                LeaseKeeper.describe(e));
+            scheduleRetry(backoff.next());
+          }
+          if (dirty) {
+            evaluate();
+          }
+        }, exec);
+  }
+
+  private void won(LeaderRecord rec, long recordModRevision, String reason) {
+    unresolved.clear();
+    backoff.reset();
+    LeadershipImpl l = new LeadershipImpl(keys.election(), candidateId, rec.term(), rec.leaseId(), rec.nonce(),
+        rec.acquiredAt(), recordModRevision, keeper);
+    lastTermSeen = Math.max(lastTermSeen, rec.term());
+    if (lifecycle.get() != Lifecycle.STARTED) {
+      // closed while the campaign was in flight: give it straight back
+      recordToDelete = new RecordToDelete(rec.leaseId(), recordModRevision, false, new CompletableFuture<>());
+      deleteRecord();
+      return;
+    }
+    leadership = l;
+    meters.won.increment();
+    if (leaderAbsentSinceNanos >= 0) {
+      meters.takeover.record(System.nanoTime() - leaderAbsentSinceNanos, TimeUnit.NANOSECONDS);
+      leaderAbsentSinceNanos = -1;
+    }
+    if (state == LOST) {
+      transition(CANDIDATE, "campaigning again", null);
+    }
+    if (keeper.view().validNow(rec.leaseId())) {
+      l.validate();
+      transition(LEADER, reason, l);
+    } else {
+      meters.suspectTransitions.increment();
+      transition(SUSPECT, reason + ", but no renewal confirmed recently", l);
+      keeperCheckLater();
+    }
+  }
+
+  /** A SUSPECT that won needs the keeper's next confirmation; re-check after one renew interval too. */
+  private void keeperCheckLater() {
+    scheduleRetry(config.renewInterval());
+  }
+
+  /** Ends the held term voluntarily: invalidate first, then announce, then delete the record. */
+  private CompletableFuture<Void> resignNow(LossReason reason, String why, boolean withResignRequest,
+      boolean closing) {
+    LeadershipImpl l = leadership;
+    l.invalidate(); // stop work first
+    leadership = null;
+    transition(closing ? CLOSED : FOLLOWER, why, l);
+    l.end(reason);
+    meters.lost(reason.name());
+    RecordToDelete d = new RecordToDelete(l.leaseId(), l.recordModRevision, withResignRequest,
+        new CompletableFuture<>());
+    recordToDelete = d;
+    if (!opInFlight) {
+      deleteRecord();
+    } else {
+      dirty = true;
+    }
+    return d.done();
+  }
+
+  private void releaseIfHeld(LossReason reason, String why) {
+    if (leadership != null) {
+      resignNow(reason, why, false, false);
+    }
+  }
+
+  private void loseTerm(LossReason reason, String why) {
+    LeadershipImpl l = leadership;
+    l.invalidate();
+    leadership = null;
+    transition(LOST, why, l);
+    l.end(reason);
+    meters.lost(reason.name());
+  }
+
+  private void deleteRecord() {
+    RecordToDelete d = recordToDelete;
+    opInFlight = true;
+    etcd.txn(txn -> {
+      List<Op> ops = new ArrayList<>();
+      ops.add(Op.delete(bytes(keys.leader()), DeleteOption.DEFAULT));
+      if (d.withResignRequest()) {
+        ops.add(Op.delete(bytes(keys.resignRequest()), DeleteOption.DEFAULT));
+      }
+      return txn.If(new Cmp(bytes(keys.leader()), Cmp.Op.EQUAL, CmpTarget.modRevision(d.modRevision())))
+          .Then(ops.toArray(Op[]::new));
+    }).whenCompleteAsync((r, e) -> {
+      opInFlight = false;
+      if (recordToDelete == d) {
+        if (e == null) {
+          recordToDelete = null;
+          log.info("leader record released: election={} candidate={} lease={} deleted={}", keys.election(),
+              candidateId, d.leaseId(), r.isSucceeded() ? "yes" : "no (already gone or replaced)");
+          d.done().complete(null);
+          dirty = true;
+        } else {
+          log.warn("deleting leader record failed, retrying: election={} error=\"{}\"", keys.election(),
+              LeaseKeeper.describe(e));
+          scheduleRetry(backoff.next());
+        }
+      }
+      if (dirty) {
+        evaluate();
+      }
+    }, exec);
+  }
+
+  private void deleteStaleResignRequest(KeyValue request) {
+    etcd.txn(txn -> txn
+        .If(new Cmp(bytes(keys.resignRequest()), Cmp.Op.EQUAL, CmpTarget.modRevision(request.getModRevision())))
+        .Then(Op.delete(bytes(keys.resignRequest()), DeleteOption.DEFAULT)));
+  }
+
+  private void startHoldOff() {
+    holdingOff = true;
+    holdOffUntilNanos = System.nanoTime() + config.resignHoldOff().toNanos();
+  }
+
+  private void scheduleRetry(Duration delay) {
+    if (retryTask != null) {
+      retryTask.cancel(false);
+    }
+    retryTask = session.schedule(this::poke, delay);
+  }
+
+  private void transition(LeadershipState to, String reason, LeadershipImpl l) {
+    LeadershipState from = state;
+    if (from == to) {
+      return;
+    }
+    Transitions.check(from, to);
+    state = to;
+    long nanos = System.nanoTime();
+    Instant wall = Instant.now();
+    long term = l != null ? l.term() : 0;
+    long lease = l != null ? l.leaseId() : keeper.view().leaseId();
+    if (to == LEADER || to == SUSPECT || to == LOST || from == LEADER || from == SUSPECT) {
+      log.info("election state change: election={} candidate={} from={} to={} term={} lease={} reason=\"{}\"",
+          keys.election(), candidateId, from, to, term, lease, reason);
+    } else {
+      log.debug("election state change: election={} candidate={} from={} to={} term={} lease={} reason=\"{}\"",
+          keys.election(), candidateId, from, to, term, lease, reason);
+    }
+    ElectionEvent event = new ElectionEvent(keys.election(), candidateId, from, to, term, lease, reason, nanos,
+        wall, l);
+    for (ListenerEntry e : listeners) {
+      e.deliver(event);
+    }
+    synchronized (monitor) {
+      monitor.notifyAll();
+    }
+  }
+
+  private double leaderGauge() {
+    LeadershipImpl l = leadership;
+    return l != null && l.isValidNow() ? 1 : 0;
+  }
+
+  private double termGauge() {
+    LeadershipImpl l = leadership;
+    return l != null ? l.term() : lastTermSeen;
+  }
+
+  private static final class ListenerEntry {
+    final ElectionListener listener;
+    final SerialExecutor executor;
+
+    ListenerEntry(ElectionListener listener, SerialExecutor executor) {
+      this.listener = listener;
+      this.executor = executor;
+    }
+
+    void deliver(ElectionEvent event) {
+      executor.execute(() -> {
+        try {
+          listener.onStateChange(event);
+        } catch (RuntimeException e) {
+          log.warn("election listener threw; ignored: election={} listener={}", event.electionName(), listener, e);
+        }
+      });
+    }
+  }
+
+  /** The parsed result of one range read of an election's keys. */
+  static final class Snapshot {
+    KeyValue leader;
+    LeaderRecord record;
+    long term;
+    long termModRevision;
+    long floor;
+    long floorModRevision;
+    boolean paused;
+    KeyValue resignRequest;
+
+    static Snapshot of(ElectionKeys keys, GetResponse resp) {
+      Snapshot s = new Snapshot();
+      for (KeyValue kv : resp.getKvs()) {
+        String key = string(kv.getKey());
+        if (key.equals(keys.leader())) {
+          s.leader = kv;
+          try {
+            s.record = LeaderRecordCodec.decode(kv.getValue().getBytes());
+          } catch (IllegalArgumentException e) {
+            log.warn("leader record unreadable (treated as held by someone else): key={} problem=\"{}\"", key,
+                e.getMessage());
+          }
+        } else if (key.equals(keys.term())) {
+          s.term = parse(key, kv);
+          s.termModRevision = kv.getModRevision();
+        } else if (key.equals(keys.termFloor())) {
+          s.floor = parse(key, kv);
+          s.floorModRevision = kv.getModRevision();
+        } else if (key.equals(keys.paused())) {
+          s.paused = true;
+        } else if (key.equals(keys.resignRequest())) {
+          s.resignRequest = kv;
+        }
+      }
+      return s;
+    }
+
+    /** The term a resign request targets; a blank or unparseable value targets whoever leads. */
+    long resignRequestTerm(long current) {
+      String v = string(resignRequest.getValue()).trim();
+      try {
+        return v.isEmpty() ? current : Long.parseLong(v);
+      } catch (NumberFormatException e) {
+        return current;
+      }
+    }
+
+    private static long parse(String key, KeyValue kv) {
+      String v = string(kv.getValue()).trim();
+      try {
+        long n = Long.parseLong(v);
+        if (n < 0) {
+          throw new IllegalArgumentException(key + " is negative: " + v);
+        }
+        return n;
+      } catch (NumberFormatException e) {
+        throw new IllegalArgumentException(key + " is not a decimal number: '" + v + "'");
+      }
+    }
+  }
+}

@@ -1,0 +1,112 @@
+package dev.fenceline.election.internal;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * Micrometer meters. Session-level (lease, watch, requests) meters carry no election tag because one lease
+ * serves all elections; per-election meters carry {@code election=<name>}. Names (Prometheus form in
+ * parentheses):
+ * <ul>
+ *   <li>{@code fenceline.election.leader} (fenceline_election_leader) gauge 1 while LEADER and valid</li>
+ *   <li>{@code fenceline.election.term} gauge: held term, else last term seen</li>
+ *   <li>{@code fenceline.election.suspect.transitions} counter</li>
+ *   <li>{@code fenceline.election.takeover} timer: leader key seen absent → this candidate won</li>
+ *   <li>{@code fenceline.election.won} / {@code fenceline.election.lost} counters ({@code reason} tag on lost)</li>
+ *   <li>{@code fenceline.election.lease.renew.rtt} timer (histogram) of confirmed renewals</li>
+ *   <li>{@code fenceline.election.lease.keepalive.failures}, {@code ...lease.keepalive.recoveries},
+ *       {@code ...lease.regrants}, {@code ...watch.restarts}, {@code ...etcd.requests} ({@code op} tag)</li>
+ * </ul>
+ */
+final class ElectionMetrics {
+  private final MeterRegistry registry;
+  final Timer renewRtt;
+  final Counter keepAliveFailures;
+  final Counter keepAliveRecoveries;
+  final Counter leaseRegrants;
+  final Counter watchRestarts;
+  private final ConcurrentMap<String, Counter> requests = new ConcurrentHashMap<>();
+  private final LongAdder requestTotal = new LongAdder();
+
+  ElectionMetrics(MeterRegistry registry) {
+    this.registry = registry;
+    this.renewRtt = Timer.builder("fenceline.election.lease.renew.rtt")
+        .description("round trip of confirmed lease renewals")
+        .publishPercentileHistogram()
+        .minimumExpectedValue(Duration.ofMillis(1))
+        .maximumExpectedValue(Duration.ofSeconds(10))
+        .register(registry);
+    this.keepAliveFailures = Counter.builder("fenceline.election.lease.keepalive.failures")
+        .description("lease renewals that failed or timed out").register(registry);
+    this.keepAliveRecoveries = Counter.builder("fenceline.election.lease.keepalive.recoveries")
+        .description("first confirmed renewal after a failure (the keepalive loop re-established)").register(registry);
+    this.leaseRegrants = Counter.builder("fenceline.election.lease.regrants")
+        .description("new leases granted after etcd reported the lease gone").register(registry);
+    this.watchRestarts = Counter.builder("fenceline.election.watch.restarts")
+        .description("prefix watch re-created after an error").register(registry);
+  }
+
+  void request(String op) {
+    requestTotal.increment();
+    requests.computeIfAbsent(op, o -> Counter.builder("fenceline.election.etcd.requests").tag("op", o)
+        .description("etcd requests issued").register(registry)).increment();
+  }
+
+  /** Total etcd requests issued by this session (for the benchmark's request rate). */
+  long requestCount() {
+    return requestTotal.sum();
+  }
+
+  PerElection forElection(String election, Object owner, ToDoubleFunction<Object> isLeader,
+      ToDoubleFunction<Object> term) {
+    return new PerElection(election, owner, isLeader, term);
+  }
+
+  final class PerElection {
+    final Counter suspectTransitions;
+    final Timer takeover;
+    final Counter won;
+    private final String election;
+    private final List<Meter> meters = new ArrayList<>();
+    private final ConcurrentMap<String, Counter> lost = new ConcurrentHashMap<>();
+
+    private PerElection(String election, Object owner, ToDoubleFunction<Object> isLeader,
+        ToDoubleFunction<Object> term) {
+      this.election = election;
+      meters.add(Gauge.builder("fenceline.election.leader", owner, isLeader).tag("election", election)
+          .description("1 while this process is LEADER with a valid deadline").register(registry));
+      meters.add(Gauge.builder("fenceline.election.term", owner, term).tag("election", election)
+          .description("term held, else the last term seen").register(registry));
+      suspectTransitions = add(Counter.builder("fenceline.election.suspect.transitions").tag("election", election)
+          .description("LEADER -> SUSPECT transitions").register(registry));
+      takeover = add(Timer.builder("fenceline.election.takeover").tag("election", election)
+          .description("leader key seen absent -> campaign won").register(registry));
+      won = add(Counter.builder("fenceline.election.won").tag("election", election)
+          .description("terms won").register(registry));
+    }
+
+    private <M extends Meter> M add(M m) {
+      meters.add(m);
+      return m;
+    }
+
+    void lost(String reason) {
+      lost.computeIfAbsent(reason, r -> add(Counter.builder("fenceline.election.lost").tag("election", election)
+          .tag("reason", r).description("terms that ended").register(registry))).increment();
+    }
+
+    void remove() {
+      meters.forEach(registry::remove);
+    }
+  }
+}

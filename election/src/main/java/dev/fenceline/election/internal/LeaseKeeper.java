@@ -1,0 +1,278 @@
+package dev.fenceline.election.internal;
+
+import dev.fenceline.election.ElectionConfig;
+import dev.fenceline.election.ElectionException;
+import io.etcd.jetcd.common.exception.ErrorCode;
+import io.etcd.jetcd.common.exception.EtcdException;
+import io.etcd.jetcd.lease.LeaseGrantResponse;
+import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
+import java.time.Duration;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Keeps the session's lease alive and tells the elections how sure it is.
+ *
+ * <p><b>Why explicit {@code keepAliveOnce} calls instead of jetcd's keepAlive stream.</b> (1) jetcd's stream
+ * ends for good after one error (measured here: a 3 s quorum blip killed it and the lease expired); a loop
+ * we own cannot silently stop. (2) A stream response does not say which request it answers, so the send
+ * time of the renewal it confirms is unknown; with one request per call we know exactly which send time a
+ * positive TTL confirms, which is what the fail-closed deadline needs. (3) Each call gets a deadline and a
+ * failure is visible at once. Cost: one short gRPC stream per renewal on the existing connection (one
+ * request per {@code renewInterval} per session, independent of the number of elections).
+ *
+ * <p><b>Deadline.</b> {@code validUntil = sendTime(last confirmed renewal) + min(ttl, etcdTtl) − safetyMargin}
+ * (see {@link ValidityDeadline}). Any of: deadline passed, renewal failed, renewal timed out → SUSPECT at once;
+ * a later confirmed renewal → HEALTHY again (elections then verify their record before resuming);
+ * etcd says "lease not found" → GONE, and a new lease is granted.
+ *
+ * <p>Threading: everything runs on its own single scheduler thread, so a busy election pool cannot delay the
+ * SUSPECT transition; state is published as one immutable {@link View} in a volatile field.
+ */
+final class LeaseKeeper {
+  private static final Logger log = LoggerFactory.getLogger(LeaseKeeper.class);
+
+  enum Health { HEALTHY, SUSPECT, GONE, CLOSED }
+
+  /** Snapshot published to readers. {@code validUntilNanos} is meaningful only while HEALTHY or SUSPECT. */
+  record View(long leaseId, long validUntilNanos, Health health) {
+    boolean validNow(long leaseId) {
+      return this.leaseId == leaseId && health == Health.HEALTHY
+          && ValidityDeadline.isBefore(System.nanoTime(), validUntilNanos);
+    }
+  }
+
+  interface Listener {
+    void leaseSuspect(long leaseId, String reason);
+
+    void leaseConfirmed(long leaseId);
+
+    void leaseGone(long leaseId, String reason);
+
+    void leaseGranted(long leaseId);
+  }
+
+  private final ElectionConfig config;
+  private final EtcdGateway etcd;
+  private final ElectionMetrics metrics;
+  private final ScheduledExecutorService timer;
+  private final Listener listener;
+  private final Backoff backoff;
+  private volatile View view = new View(0, 0, Health.GONE);
+  private ScheduledFuture<?> renewTask;
+  private ScheduledFuture<?> deadlineTask;
+
+  LeaseKeeper(ElectionConfig config, EtcdGateway etcd, ElectionMetrics metrics, ScheduledExecutorService timer,
+      Listener listener) {
+    this.config = config;
+    this.etcd = etcd;
+    this.metrics = metrics;
+    this.timer = timer;
+    this.listener = listener;
+    this.backoff = new Backoff(config.retryBackoffMin(), config.retryBackoffMax());
+  }
+
+  View view() {
+    return view;
+  }
+
+  /**
+   * Grants the first lease, retrying until {@code bound}. Blocking; called once from open().
+   *
+   * @return the grant response's header revision (the watch starts after it)
+   */
+  long grantInitial(Duration bound) {
+    long start = System.nanoTime();
+    Throwable last = null;
+    Backoff b = new Backoff(Duration.ofMillis(50), Duration.ofMillis(500));
+    while (System.nanoTime() - start < bound.toNanos()) {
+      long sent = System.nanoTime();
+      try {
+        LeaseGrantResponse r = etcd.grant(config.ttl().toSeconds()).get();
+        timer.submit(() -> install(r.getID(), sent, r.getTTL())).get();
+        return r.getHeader().getRevision();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new ElectionException("interrupted while granting the session lease", e);
+      } catch (ExecutionException e) {
+        last = e.getCause();
+      }
+      long left = bound.toNanos() - (System.nanoTime() - start);
+      if (left <= 0) {
+        break;
+      }
+      try {
+        Thread.sleep(Math.min(TimeUnit.NANOSECONDS.toMillis(left) + 1, b.next().toMillis()));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new ElectionException("interrupted while granting the session lease", e);
+      }
+    }
+    throw new ElectionException("cannot open election session: no etcd endpoint of " + config.endpoints()
+        + " granted a lease within connectTimeout=" + config.connectTimeout().toMillis() + "ms (last error: "
+        + describe(last) + ")", last);
+  }
+
+  private void install(long leaseId, long sentNanos, long etcdTtl) {
+    if (view.health() == Health.CLOSED) {
+      return;
+    }
+    long deadline = ValidityDeadline.deadlineNanos(sentNanos, etcdTtl, config.ttl(), config.safetyMargin());
+    view = new View(leaseId, deadline, Health.HEALTHY);
+    backoff.reset();
+    log.info("lease granted: lease={} lease_hex={} ttl_s={} valid_for_ms={}", leaseId, Long.toHexString(leaseId),
+        etcdTtl, TimeUnit.NANOSECONDS.toMillis(ValidityDeadline.remainingNanos(System.nanoTime(), deadline)));
+    scheduleDeadlineCheck();
+    scheduleRenew(config.renewInterval().toNanos());
+    listener.leaseGranted(leaseId);
+  }
+
+  private void scheduleRenew(long delayNanos) {
+    if (renewTask != null) {
+      renewTask.cancel(false);
+    }
+    renewTask = timer.schedule(this::renew, Math.max(0, delayNanos), TimeUnit.NANOSECONDS);
+  }
+
+  private void scheduleDeadlineCheck() {
+    if (deadlineTask != null) {
+      deadlineTask.cancel(false);
+    }
+    View v = view;
+    long delay = ValidityDeadline.remainingNanos(System.nanoTime(), v.validUntilNanos());
+    deadlineTask = timer.schedule(this::checkDeadline, delay, TimeUnit.NANOSECONDS);
+  }
+
+  private void checkDeadline() {
+    View v = view;
+    if (v.health() == Health.HEALTHY && !ValidityDeadline.isBefore(System.nanoTime(), v.validUntilNanos())) {
+      markSuspect(v.leaseId(), "local deadline passed: no renewal confirmed for ttl - safetyMargin");
+    }
+  }
+
+  private void renew() {
+    View v = view;
+    if (v.health() == Health.CLOSED || v.health() == Health.GONE) {
+      return;
+    }
+    long id = v.leaseId();
+    long sent = System.nanoTime();
+    etcd.keepAliveOnce(id).whenCompleteAsync((r, e) -> onRenewResult(id, sent, r, e), timer);
+  }
+
+  private void onRenewResult(long id, long sent, LeaseKeepAliveResponse r, Throwable e) {
+    View v = view;
+    if (v.leaseId() != id || v.health() == Health.CLOSED || v.health() == Health.GONE) {
+      return;
+    }
+    long now = System.nanoTime();
+    if (e == null && r.getTTL() > 0) {
+      metrics.renewRtt.record(now - sent, TimeUnit.NANOSECONDS);
+      long d = ValidityDeadline.deadlineNanos(sent, r.getTTL(), config.ttl(), config.safetyMargin());
+      long deadline = ValidityDeadline.later(v.validUntilNanos(), d);
+      boolean recovered = v.health() == Health.SUSPECT && ValidityDeadline.isBefore(now, deadline);
+      view = new View(id, deadline, recovered ? Health.HEALTHY : v.health());
+      backoff.reset();
+      scheduleDeadlineCheck();
+      scheduleRenew(config.renewInterval().toNanos() - (now - sent));
+      if (recovered) {
+        metrics.keepAliveRecoveries.increment();
+        log.info("lease renewal confirmed again: lease={} rtt_ms={} valid_for_ms={}", id,
+            TimeUnit.NANOSECONDS.toMillis(now - sent), TimeUnit.NANOSECONDS.toMillis(deadline - now));
+        listener.leaseConfirmed(id);
+      }
+      return;
+    }
+    if (isLeaseNotFound(e) || (e == null && r.getTTL() <= 0)) {
+      gone(id, "etcd reports the lease not found (expired or revoked)");
+      return;
+    }
+    metrics.keepAliveFailures.increment();
+    markSuspect(id, "lease renewal " + (unwrap(e) instanceof TimeoutException ? "timed out" : "failed") + ": "
+        + describe(e));
+    scheduleRenew(Math.min(backoff.next().toNanos(), config.renewInterval().toNanos()));
+  }
+
+  private void markSuspect(long id, String reason) {
+    View v = view;
+    if (v.leaseId() != id || v.health() != Health.HEALTHY) {
+      return;
+    }
+    view = new View(id, v.validUntilNanos(), Health.SUSPECT);
+    log.warn("lease suspect: lease={} reason=\"{}\" deadline_in_ms={}", id, reason,
+        TimeUnit.NANOSECONDS.toMillis(v.validUntilNanos() - System.nanoTime()));
+    listener.leaseSuspect(id, reason);
+  }
+
+  private void gone(long id, String reason) {
+    view = new View(id, System.nanoTime(), Health.GONE);
+    log.warn("lease gone: lease={} reason=\"{}\"", id, reason);
+    if (deadlineTask != null) {
+      deadlineTask.cancel(false);
+    }
+    listener.leaseGone(id, reason);
+    regrant();
+  }
+
+  private void regrant() {
+    if (view.health() != Health.GONE) {
+      return;
+    }
+    long sent = System.nanoTime();
+    etcd.grant(config.ttl().toSeconds()).whenCompleteAsync((r, e) -> {
+      if (view.health() != Health.GONE) {
+        return;
+      }
+      if (e == null) {
+        metrics.leaseRegrants.increment();
+        install(r.getID(), sent, r.getTTL());
+      } else {
+        log.warn("lease grant failed, retrying: error=\"{}\"", describe(e));
+        renewTask = timer.schedule(this::regrant, backoff.next().toNanos(), TimeUnit.NANOSECONDS);
+      }
+    }, timer);
+  }
+
+  /** Stops renewing. Revocation (if wanted) is the session's job. */
+  void close() {
+    View v = view;
+    view = new View(v.leaseId(), System.nanoTime(), Health.CLOSED);
+    if (renewTask != null) {
+      renewTask.cancel(false);
+    }
+    if (deadlineTask != null) {
+      deadlineTask.cancel(false);
+    }
+  }
+
+  static boolean isLeaseNotFound(Throwable e) {
+    Throwable t = unwrap(e);
+    return t instanceof EtcdException ee && ee.getErrorCode() == ErrorCode.NOT_FOUND;
+  }
+
+  static Throwable unwrap(Throwable e) {
+    Throwable t = e;
+    while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
+      t = t.getCause();
+    }
+    return t;
+  }
+
+  static String describe(Throwable e) {
+    Throwable t = unwrap(e);
+    if (t == null) {
+      return "none";
+    }
+    if (t instanceof TimeoutException) {
+      return "no answer within the call timeout";
+    }
+    String m = t.getMessage();
+    return t.getClass().getSimpleName() + (m == null ? "" : ": " + m);
+  }
+}
