@@ -93,7 +93,8 @@ public final class HistoryFiles {
                         unreadableLines++;
                     }
                 }
-                case "process" -> closeAll(worker, open); // a (re)started worker process: older starts never end
+                case "start" -> closeAll(worker, open); // a (re)started worker process: older starts never end
+                case "stop", "term_floor" -> { }
                 default -> unreadableLines++;
             }
         }

@@ -1,0 +1,201 @@
+package dev.fenceline.faults;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import dev.fenceline.faults.check.Check;
+import dev.fenceline.faults.check.CheckResult;
+import dev.fenceline.faults.check.FaultOutcome;
+import dev.fenceline.faults.check.Violation;
+import dev.fenceline.faults.history.BatchAttempt;
+import dev.fenceline.faults.history.History;
+import dev.fenceline.faults.history.Outcome;
+import dev.fenceline.faults.workload.RunConfig;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/** The run's report: a table per fault kind (printed) and the same plus details as JSON. */
+public final class RunReport {
+    private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+
+    /** One row of the table. Times in milliseconds; -1 when there is no sample. */
+    public record Row(String kind, int injections, int batchesCommitted, int staleRejected, int violations,
+                      long failoverP50, long failoverP99, long failoverMax, int failoverSamples,
+                      long recoveryP50, long recoveryP99, long recoveryMax) {
+    }
+
+    public final long seed;
+    public final CheckResult result;
+    public final List<Row> rows;
+    public final Map<String, Object> totals;
+    public final List<String> skippedKinds;
+    public final List<Map<String, Object>> faults;
+
+    private RunReport(long seed, CheckResult result, List<Row> rows, Map<String, Object> totals, List<String> skipped,
+                      List<Map<String, Object>> faults) {
+        this.seed = seed;
+        this.result = result;
+        this.rows = rows;
+        this.totals = totals;
+        this.skippedKinds = skipped;
+        this.faults = faults;
+    }
+
+    public static RunReport of(RunConfig cfg, History h, CheckResult r, List<String> skipped, int unreadableLines,
+                               Duration elapsed, Path runDir) {
+        Map<String, List<FaultOutcome>> byKind = new LinkedHashMap<>();
+        for (String k : cfg.kinds()) {
+            byKind.put(k, new ArrayList<>());
+        }
+        for (FaultOutcome o : r.faultOutcomes()) {
+            byKind.computeIfAbsent(o.fault().kind(), k -> new ArrayList<>()).add(o);
+        }
+        List<Row> rows = new ArrayList<>();
+        for (Map.Entry<String, List<FaultOutcome>> e : byKind.entrySet()) {
+            List<Long> rec = new ArrayList<>();
+            List<Long> fo = new ArrayList<>();
+            int committed = 0;
+            int rejected = 0;
+            int violations = 0;
+            for (FaultOutcome o : e.getValue()) {
+                if (o.recoveryNs() >= 0) {
+                    rec.add(o.recoveryNs() / 1_000_000);
+                }
+                if (o.failoverNs() >= 0) {
+                    fo.add(o.failoverNs() / 1_000_000);
+                }
+                committed += o.committed();
+                rejected += o.rejected();
+                String tag = "fault #" + o.fault().index() + " " + o.fault().kind() + " ";
+                for (Violation v : r.violations()) {
+                    if (v.explanation().contains(tag)) {
+                        violations++;
+                    }
+                }
+            }
+            rows.add(new Row(e.getKey(), e.getValue().size(), committed, rejected, violations,
+                    pct(fo, 50), pct(fo, 99), pct(fo, 100), fo.size(), pct(rec, 50), pct(rec, 99), pct(rec, 100)));
+        }
+        Map<String, Object> totals = new LinkedHashMap<>();
+        totals.put("seed", cfg.seed());
+        totals.put("mode", cfg.rounds() > 0 ? "smoke" : "soak");
+        totals.put("elapsed_s", elapsed.toSeconds());
+        totals.put("ttl_ms", cfg.ttl().toMillis());
+        totals.put("liveness_bound_ms", dev.fenceline.faults.check.CheckerConfig.forTtl(cfg.ttl()).livenessBound().toMillis());
+        totals.put("workers", cfg.workers());
+        totals.put("injections", r.faultOutcomes().size());
+        totals.put("payments", h.payments.size());
+        totals.put("payments_inserted_by_run", h.insertedPaymentIds.size());
+        totals.put("payments_settled", h.payments.stream().filter(p -> p.settled()).count());
+        totals.put("batches_committed_db", h.batchesInCommitOrder.size());
+        totals.put("terms_accepted", h.termMarks.size());
+        totals.put("rejected_write_rows", h.rejectedWrites.size());
+        Map<String, Long> outcomes = new LinkedHashMap<>();
+        for (Outcome o : Outcome.values()) {
+            outcomes.put(o.name().toLowerCase(Locale.ROOT), h.attempts.stream().filter(a -> a.outcome() == o).count());
+        }
+        totals.put("attempt_outcomes", outcomes);
+        totals.put("violations", r.violations().size());
+        Map<String, Integer> perCheck = new LinkedHashMap<>();
+        for (Check c : Check.values()) {
+            perCheck.put(c.name(), r.violations(c).size());
+        }
+        totals.put("violations_per_check", perCheck);
+        totals.put("leader_overlap_ns", r.leaderOverlapNs());
+        totals.put("validity_windows_recorded", h.validityWindows.size());
+        totals.put("unreadable_history_lines", unreadableLines);
+        totals.put("run_dir", runDir.toString());
+        List<Map<String, Object>> faults = new ArrayList<>();
+        for (FaultOutcome o : r.faultOutcomes()) {
+            Map<String, Object> f = new LinkedHashMap<>();
+            f.put("index", o.fault().index());
+            f.put("kind", o.fault().kind());
+            f.put("target", o.fault().target());
+            f.put("note", o.fault().note());
+            f.put("held_ms", (o.fault().healMonoNs() - o.fault().injectMonoNs()) / 1_000_000);
+            f.put("mark_at_injection", o.fault().markAtInjection());
+            f.put("failover_ms", o.failoverNs() < 0 ? null : o.failoverNs() / 1_000_000);
+            f.put("recovery_ms", o.recoveryNs() < 0 ? null : o.recoveryNs() / 1_000_000);
+            f.put("batches_committed", o.committed());
+            f.put("stale_rejected", o.rejected());
+            faults.add(f);
+        }
+        return new RunReport(cfg.seed(), r, rows, totals, List.copyOf(skipped), faults);
+    }
+
+    static long pct(List<Long> samples, int p) {
+        if (samples.isEmpty()) {
+            return -1;
+        }
+        List<Long> s = new ArrayList<>(samples);
+        s.sort(null);
+        int rank = (int) Math.ceil(p / 100.0 * s.size());
+        return s.get(Math.max(0, Math.min(s.size() - 1, rank - 1)));
+    }
+
+    public boolean ok() {
+        return result.ok();
+    }
+
+    /** Injections per kind, for the smoke test's "every kind at least twice". */
+    public Map<String, Integer> injectionsPerKind() {
+        Map<String, Integer> m = new LinkedHashMap<>();
+        rows.forEach(r -> m.put(r.kind(), r.injections()));
+        return m;
+    }
+
+    public String table() {
+        StringBuilder sb = new StringBuilder();
+        sb.append(String.format(Locale.ROOT, "Fault run seed %d (%s, TTL %d ms, %s s): %d injections, %s payments settled, "
+                        + "%d batches, %d stale attempts rejected, %d violations, leader overlap %d ns%n",
+                seed, totals.get("mode"), (Long) totals.get("ttl_ms"), totals.get("elapsed_s"), (Integer) totals.get("injections"),
+                totals.get("payments_settled"), (Integer) totals.get("batches_committed_db"),
+                rows.stream().mapToInt(Row::staleRejected).sum(), result.violations().size(), result.leaderOverlapNs()));
+        sb.append("| fault kind | injections | batches committed | stale attempts rejected | violations "
+                + "| failover p50 / p99 / max (ms) | recovery after heal p50 / p99 / max (ms) |\n");
+        sb.append("|---|---:|---:|---:|---:|---|---|\n");
+        for (Row r : rows) {
+            sb.append(String.format(Locale.ROOT, "| %s | %d | %d | %d | %d | %s | %s |%n", r.kind(), r.injections(),
+                    r.batchesCommitted(), r.staleRejected(), r.violations(),
+                    r.failoverSamples() == 0 ? "n/a (no new term)" : ms(r.failoverP50()) + " / " + ms(r.failoverP99()) + " / "
+                            + ms(r.failoverMax()) + (r.failoverSamples() < r.injections() ? " (" + r.failoverSamples() + " with a new term)" : ""),
+                    ms(r.recoveryP50()) + " / " + ms(r.recoveryP99()) + " / " + ms(r.recoveryMax())));
+        }
+        if (!skippedKinds.isEmpty()) {
+            sb.append("Skipped (not available here): ").append(skippedKinds).append('\n');
+        }
+        if (!result.validityAvailable()) {
+            sb.append("(f) not checked: the workers recorded no validity windows\n");
+        }
+        return sb.toString();
+    }
+
+    private static String ms(long v) {
+        return v < 0 ? "-" : Long.toString(v);
+    }
+
+    public void write(Path file) {
+        Map<String, Object> json = new LinkedHashMap<>();
+        json.put("totals", totals);
+        json.put("per_kind", rows);
+        json.put("skipped_kinds", skippedKinds);
+        json.put("ok", result.ok());
+        json.put("violations", result.violations().stream().map(Violation::toString).toList());
+        json.put("faults", faults);
+        json.put("table_markdown", table());
+        try {
+            Files.createDirectories(file.toAbsolutePath().getParent());
+            JSON.writeValue(file.toFile(), json);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write report " + file, e);
+        }
+    }
+}

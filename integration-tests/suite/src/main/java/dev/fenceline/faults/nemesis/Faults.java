@@ -1,0 +1,156 @@
+package dev.fenceline.faults.nemesis;
+
+import dev.fenceline.faults.workload.DbSnapshot;
+import dev.fenceline.faults.workload.FaultEnvironment;
+import dev.fenceline.faults.workload.WorkerProcess;
+import dev.fenceline.testkit.EtcdMember;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.function.BiFunction;
+
+/**
+ * The nemesis: every fault kind of issue 6, each small, named, with its heal. Faults aimed at "the leader" pick the
+ * worker whose /health says it is the valid leader (waiting up to 3 TTLs for one), else a seeded random live worker.
+ */
+public final class Faults {
+    public static final String FREEZE_LEADER = "freezeLeader";
+    public static final String KILL_LEADER = "killLeader";
+    public static final String WORKER_ETCD_PARTITION = "workerEtcdPartition";
+    public static final String QUORUM_LOSS = "quorumLoss";
+    public static final String QUORUM_BLIP = "quorumBlip";
+    public static final String MINORITY_PARTITION = "minorityPartition";
+    public static final String CLOCK_JUMP = "clockJump";
+    public static final String DB_CONNECTION_LOSS = "dbConnectionLoss";
+    public static final String COORDINATOR_REBUILT = "coordinatorRebuilt";
+
+    private static final Map<String, Fault> ALL = new LinkedHashMap<>();
+
+    static {
+        register(FREEZE_LEADER, (env, rnd) -> {
+            WorkerProcess w = leaderOrAny(env, rnd);
+            w.freeze();
+            return Injection.of(w.id(), "SIGSTOP pid " + w.pid(), longerThanTtl(env), w::thaw);
+        });
+        register(KILL_LEADER, (env, rnd) -> {
+            WorkerProcess w = leaderOrAny(env, rnd);
+            long pid = w.pid();
+            w.kill9();
+            return Injection.of(w.id(), "kill -9 pid " + pid, env.config.ttl().dividedBy(2), w::start);
+        });
+        register(WORKER_ETCD_PARTITION, (env, rnd) -> {
+            WorkerProcess w = leaderOrAny(env, rnd);
+            List<TcpProxy> proxies = env.clientProxies.get(w.id());
+            proxies.forEach(TcpProxy::blackhole);
+            return Injection.of(w.id(), "all etcd traffic blackholed", longerThanTtl(env),
+                    () -> proxies.forEach(TcpProxy::heal));
+        });
+        register(QUORUM_LOSS, (env, rnd) -> pauseTwo(env, rnd, longerThanTtl(env)));
+        register(QUORUM_BLIP, (env, rnd) -> pauseTwo(env, rnd, env.config.ttl().dividedBy(4)));
+        register(MINORITY_PARTITION, (env, rnd) -> {
+            EtcdMember m = env.etcd.member(rnd.nextInt(env.etcd.members().size()));
+            env.peers.isolate(m.name());
+            return Injection.of(m.name(), "cut off from its peers; clients can still reach it", longerThanTtl(env),
+                    env.peers::heal);
+        });
+        ALL.put(CLOCK_JUMP, new Fault() {
+            @Override
+            public String kind() {
+                return CLOCK_JUMP;
+            }
+
+            @Override
+            public boolean available(FaultEnvironment env) {
+                return env.clock != null;
+            }
+
+            @Override
+            public Injection inject(FaultEnvironment env, Random rnd) {
+                WorkerProcess w = leaderOrAny(env, rnd);
+                int minutes = 2 + rnd.nextInt(9);
+                Duration offset = Duration.ofMinutes(rnd.nextBoolean() ? minutes : -minutes);
+                env.clock.jump(w.id(), offset);
+                return Injection.of(w.id(), "wall clock " + (offset.isNegative() ? "" : "+") + offset.toMinutes() + " min",
+                        longerThanTtl(env), () -> env.clock.reset(w.id()));
+            }
+        });
+        register(DB_CONNECTION_LOSS, (env, rnd) -> {
+            WorkerProcess w = leaderOrAny(env, rnd);
+            String app = "fenceline-worker-" + w.id();
+            // Try to catch it mid-batch (a session of the worker inside a transaction), bounded to about 2 TTLs.
+            long deadline = System.nanoTime() + env.config.ttl().multipliedBy(2).toNanos();
+            boolean midBatch = false;
+            while (System.nanoTime() < deadline) {
+                if (DbSnapshot.inTransaction(env.dataSource, app)) {
+                    midBatch = true;
+                    break;
+                }
+                FaultEnvironment.sleep(5);
+            }
+            int killed = DbSnapshot.terminateSessions(env.dataSource, app);
+            return Injection.of(w.id(), killed + " session(s) terminated" + (midBatch ? " mid-batch" : " (between batches)"),
+                    Duration.ofMillis(500), () -> { });
+        });
+        register(COORDINATOR_REBUILT, (env, rnd) -> {
+            env.etcd.rebuild();
+            env.peers.reroute();
+            return Injection.of("etcd cluster", "all members killed and wiped, new cluster on the same ports; "
+                    + "database mark " + env.mark() + " kept", Duration.ZERO, () -> { });
+        });
+    }
+
+    private Faults() {
+    }
+
+    private static void register(String kind, BiFunction<FaultEnvironment, Random, Injection> f) {
+        ALL.put(kind, new Fault() {
+            @Override
+            public String kind() {
+                return kind;
+            }
+
+            @Override
+            public Injection inject(FaultEnvironment env, Random rnd) {
+                return f.apply(env, rnd);
+            }
+        });
+    }
+
+    public static List<String> kinds() {
+        return List.copyOf(ALL.keySet());
+    }
+
+    public static Fault get(String kind) {
+        Fault f = ALL.get(kind);
+        if (f == null) {
+            throw new IllegalArgumentException("unknown fault kind '" + kind + "'; known: " + ALL.keySet());
+        }
+        return f;
+    }
+
+    /** Long enough that the lease must expire: 2 TTLs plus half a second. */
+    static Duration longerThanTtl(FaultEnvironment env) {
+        return env.config.ttl().multipliedBy(2).plusMillis(500);
+    }
+
+    static WorkerProcess leaderOrAny(FaultEnvironment env, Random rnd) {
+        return env.awaitLeader(env.config.ttl().multipliedBy(3)).orElseGet(() -> {
+            List<WorkerProcess> alive = new ArrayList<>(env.workers.stream().filter(WorkerProcess::isAlive).toList());
+            return alive.isEmpty() ? env.workers.get(0) : alive.get(rnd.nextInt(alive.size()));
+        });
+    }
+
+    private static Injection pauseTwo(FaultEnvironment env, Random rnd, Duration hold) {
+        List<EtcdMember> members = new ArrayList<>(env.etcd.members());
+        Collections.shuffle(members, rnd);
+        List<EtcdMember> paused = members.subList(0, 2);
+        paused.forEach(EtcdMember::pause);
+        return Injection.of(paused.get(0).name() + "," + paused.get(1).name(), "SIGSTOP 2 of 3 members", hold,
+                () -> paused.forEach(EtcdMember::resume));
+    }
+}

@@ -1,0 +1,253 @@
+package dev.fenceline.faults.workload;
+
+import dev.fenceline.faults.history.BatchAttempt;
+import dev.fenceline.faults.history.HistoryFiles;
+import dev.fenceline.faults.history.Outcome;
+import dev.fenceline.faults.nemesis.ClockControl;
+import dev.fenceline.faults.nemesis.PeerPartition;
+import dev.fenceline.faults.nemesis.TcpProxy;
+import dev.fenceline.testkit.EtcdCluster;
+import dev.fenceline.testkit.EtcdMember;
+import dev.fenceline.testkit.FreePorts;
+import dev.fenceline.testkit.PostgresServer;
+import dev.fenceline.testkit.Processes;
+import dev.fenceline.testkit.TestDatabase;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import javax.sql.DataSource;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Everything a fault run needs, started for real: one PostgreSQL database (testkit), a 3-member etcd (testkit) whose
+ * peer traffic runs through {@link PeerPartition} proxies, N worker processes of the sample jar — each reaching every
+ * etcd member through its own {@link TcpProxy} (so one worker can be cut off from etcd) and, when libfaketime is
+ * there, with a controllable wall clock — and a bounded payment inserter.
+ */
+public final class FaultEnvironment implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(FaultEnvironment.class);
+
+    public final RunConfig config;
+    public final Path runDir;
+    public final TestDatabase database;
+    public final DataSource dataSource;
+    public final EtcdCluster etcd;
+    public final PeerPartition peers;
+    public final Map<String, List<TcpProxy>> clientProxies = new LinkedHashMap<>();
+    public final List<WorkerProcess> workers = new ArrayList<>();
+    public final ClockControl clock;
+    public final PaymentInserter inserter;
+    private final List<AutoCloseable> closeables = new ArrayList<>();
+
+    private FaultEnvironment(RunConfig config, Path runDir, TestDatabase database, EtcdCluster etcd, PeerPartition peers,
+                             ClockControl clock, PaymentInserter inserter) {
+        this.config = config;
+        this.runDir = runDir;
+        this.database = database;
+        this.dataSource = database.dataSource();
+        this.etcd = etcd;
+        this.peers = peers;
+        this.clock = clock;
+        this.inserter = inserter;
+    }
+
+    public static FaultEnvironment start(RunConfig cfg) {
+        Path runDir = cfg.outputDir().resolve("run-" + cfg.seed());
+        try {
+            if (Files.exists(runDir)) {
+                Processes.deleteTree(runDir);
+            }
+            Files.createDirectories(runDir);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        if (!Files.isRegularFile(cfg.jar())) {
+            throw new IllegalStateException("the sample jar " + cfg.jar() + " does not exist: build it first with "
+                    + "mvn -B -ntp -pl settlement-sample -am install -DskipTests");
+        }
+        TestDatabase db = PostgresServer.shared().createDatabase("faults");
+        EtcdCluster etcd = null;
+        PeerPartition peers = null;
+        try {
+            String jdbcUrl = db.jdbcUrl() + "?user=" + db.user();
+            Processes.runOrFail(List.of(javaBin().toString(), "-jar", cfg.jar().toString(), "migrate", "--jdbc-url", jdbcUrl),
+                    Duration.ofMinutes(2), null, Map.of());
+            etcd = EtcdCluster.start(EtcdCluster.Options.defaults().members(3).dataRoot(runDir));
+            peers = PeerPartition.install(etcd);
+            ClockControl clock = cfg.clockJumps() ? ClockControl.detect(runDir.resolve("clock"), true) : null;
+            PaymentInserter inserter = new PaymentInserter(db.dataSource(), cfg.paymentsPerTick(), cfg.paymentTickMs(),
+                    cfg.maxPayments(), cfg.seed());
+            FaultEnvironment env = new FaultEnvironment(cfg, runDir, db, etcd, peers, clock, inserter);
+            env.startWorkers(jdbcUrl);
+            return env;
+        } catch (RuntimeException e) {
+            if (peers != null) {
+                peers.close();
+            }
+            if (etcd != null) {
+                etcd.close();
+            }
+            db.close();
+            throw e;
+        }
+    }
+
+    private void startWorkers(String jdbcUrl) {
+        for (int i = 1; i <= config.workers(); i++) {
+            String id = "w" + i;
+            List<TcpProxy> proxies = new ArrayList<>();
+            for (EtcdMember m : etcd.members()) {
+                TcpProxy p = TcpProxy.start(id + "-" + m.name(), TcpProxy.loopback(m.clientPort()));
+                proxies.add(p);
+                closeables.add(p);
+            }
+            clientProxies.put(id, proxies);
+            String etcdCsv = String.join(",", proxies.stream().map(TcpProxy::endpoint).toList());
+            Map<String, String> env = new HashMap<>();
+            if (clock != null) {
+                env.putAll(clock.environmentFor(id));
+            }
+            List<String> cmd = WorkerProcess.command(javaBin(), config.jar(), id, config.ttl().toMillis(), config.batchSize(),
+                    config.intervalMs(), FreePorts.next(), runDir.resolve(id + ".history.jsonl"), jdbcUrl, etcdCsv);
+            WorkerProcess w = new WorkerProcess(id, cmd, env, runDir.resolve(id + ".history.jsonl"),
+                    runDir.resolve(id + ".log"), portOf(cmd));
+            workers.add(w);
+            w.start();
+        }
+        log.info("started workers {}", workers);
+    }
+
+    private static int portOf(List<String> cmd) {
+        return Integer.parseInt(cmd.get(cmd.indexOf("--metrics-port") + 1));
+    }
+
+    static Path javaBin() {
+        return Path.of(System.getProperty("java.home"), "bin", "java");
+    }
+
+    public WorkerProcess worker(String id) {
+        return workers.stream().filter(w -> w.id().equals(id)).findFirst()
+                .orElseThrow(() -> new IllegalArgumentException("no worker " + id));
+    }
+
+    /** The worker whose /health says it is a valid LEADER (highest term wins), waiting at most {@code wait}. */
+    public Optional<WorkerProcess> awaitLeader(Duration wait) {
+        long deadline = System.nanoTime() + wait.toNanos();
+        do {
+            Optional<WorkerProcess> l = leaderNow();
+            if (l.isPresent()) {
+                return l;
+            }
+            sleep(200);
+        } while (System.nanoTime() < deadline);
+        return Optional.empty();
+    }
+
+    public Optional<WorkerProcess> leaderNow() {
+        WorkerProcess best = null;
+        long bestTerm = -1;
+        for (WorkerProcess w : workers) {
+            Optional<WorkerProcess.Health> h = w.health();
+            if (h.isPresent() && h.get().valid() && "LEADER".equals(h.get().state()) && h.get().term() > bestTerm) {
+                best = w;
+                bestTerm = h.get().term();
+            }
+        }
+        return Optional.ofNullable(best);
+    }
+
+    public long mark() {
+        return DbSnapshot.mark(dataSource, config.election());
+    }
+
+    public HistoryFiles readHistory() {
+        return HistoryFiles.read(workers.stream().map(WorkerProcess::historyFile).toList());
+    }
+
+    /** Waits (bounded) until some worker's history shows a batch committed after {@code monoNs}; returns it. */
+    public Optional<BatchAttempt> awaitCommitAfter(long monoNs, Duration bound) {
+        long deadline = System.nanoTime() + bound.toNanos();
+        do {
+            Optional<BatchAttempt> c = readHistory().attempts.stream()
+                    .filter(a -> a.outcome() == Outcome.COMMITTED && a.endMonoNs() > monoNs)
+                    .min(Comparator.comparingLong(BatchAttempt::endMonoNs));
+            if (c.isPresent()) {
+                return c;
+            }
+            sleep(300);
+        } while (System.nanoTime() < deadline);
+        return Optional.empty();
+    }
+
+    /** Waits (bounded) until no payment is PENDING; returns the number still pending. */
+    public long awaitDrained(Duration bound) {
+        long deadline = System.nanoTime() + bound.toNanos();
+        long pending;
+        do {
+            pending = DbSnapshot.pending(dataSource);
+            if (pending == 0) {
+                return 0;
+            }
+            sleep(500);
+        } while (System.nanoTime() < deadline);
+        return pending;
+    }
+
+    /** Undoes every fault that may still be in force (used on the way out, also after a failure). */
+    public void healEverything() {
+        for (WorkerProcess w : workers) {
+            w.thaw();
+            if (clock != null) {
+                clock.reset(w.id());
+            }
+        }
+        clientProxies.values().forEach(l -> l.forEach(TcpProxy::heal));
+        peers.heal();
+        for (EtcdMember m : etcd.members()) {
+            m.resume();
+        }
+    }
+
+    public static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", e);
+        }
+    }
+
+    @Override
+    public void close() {
+        try {
+            healEverything();
+        } catch (RuntimeException e) {
+            log.warn("heal on close failed: {}", e.toString());
+        }
+        inserter.close();
+        for (WorkerProcess w : workers) {
+            w.stop(Duration.ofSeconds(Math.max(3, config.ttl().toSeconds())));
+        }
+        for (AutoCloseable c : closeables) {
+            try {
+                c.close();
+            } catch (Exception ignored) {
+                // best effort
+            }
+        }
+        peers.close();
+        etcd.close();
+        database.close();
+    }
+}

@@ -1,0 +1,190 @@
+package dev.fenceline.faults.workload;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.fenceline.testkit.Processes;
+import dev.fenceline.testkit.Reaper;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One worker process of the sample ({@code java -jar fenceline.jar worker ...}) with its history file, log file and
+ * metrics port, and handles to freeze, kill -9 and restart it (same id, same history file).
+ */
+public final class WorkerProcess implements AutoCloseable {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofMillis(500)).build();
+
+    private final String id;
+    private final List<String> command;
+    private final Map<String, String> env;
+    private final Path historyFile;
+    private final Path logFile;
+    private final int metricsPort;
+    private Process process;
+    private boolean frozen;
+    private int starts;
+
+    /** What the worker's /health says. */
+    public record Health(String state, long term, boolean valid) {
+    }
+
+    public WorkerProcess(String id, List<String> command, Map<String, String> env, Path historyFile, Path logFile,
+                         int metricsPort) {
+        this.id = id;
+        this.command = List.copyOf(command);
+        this.env = Map.copyOf(env);
+        this.historyFile = historyFile;
+        this.logFile = logFile;
+        this.metricsPort = metricsPort;
+    }
+
+    public String id() {
+        return id;
+    }
+
+    public Path historyFile() {
+        return historyFile;
+    }
+
+    public Path logFile() {
+        return logFile;
+    }
+
+    public synchronized int starts() {
+        return starts;
+    }
+
+    public synchronized void start() {
+        if (isAlive()) {
+            throw new IllegalStateException("worker " + id + " already runs (pid " + process.pid() + ")");
+        }
+        ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile()));
+        pb.environment().putAll(env);
+        try {
+            process = pb.start();
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot start worker " + id + ": " + e.getMessage(), e);
+        }
+        try {
+            process.getOutputStream().close();
+        } catch (IOException ignored) {
+            // stdin is not used
+        }
+        frozen = false;
+        starts++;
+        Reaper.get().watch(process.pid());
+    }
+
+    public synchronized long pid() {
+        return process == null ? -1 : process.pid();
+    }
+
+    public synchronized boolean isAlive() {
+        return process != null && process.isAlive();
+    }
+
+    public synchronized boolean isFrozen() {
+        return frozen && isAlive();
+    }
+
+    /** SIGSTOP. */
+    public synchronized void freeze() {
+        if (isAlive()) {
+            Processes.signal(process.pid(), "STOP");
+            frozen = true;
+        }
+    }
+
+    /** SIGCONT. */
+    public synchronized void thaw() {
+        if (isAlive()) {
+            Processes.signal(process.pid(), "CONT");
+        }
+        frozen = false;
+    }
+
+    /** kill -9 and wait for the process to be gone. */
+    public synchronized void kill9() {
+        if (process == null) {
+            return;
+        }
+        process.destroyForcibly();
+        try {
+            process.waitFor(15, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        Reaper.get().forget(process.pid());
+        frozen = false;
+    }
+
+    /** SIGTERM (after SIGCONT), bounded wait, then kill -9. */
+    public synchronized void stop(Duration grace) {
+        if (!isAlive()) {
+            return;
+        }
+        thaw();
+        process.destroy();
+        try {
+            if (!process.waitFor(grace.toMillis(), TimeUnit.MILLISECONDS)) {
+                kill9();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            kill9();
+        }
+        Reaper.get().forget(process.pid());
+    }
+
+    /** /health of the running worker, or empty if it does not answer within half a second (frozen, dead). */
+    public Optional<Health> health() {
+        if (!isAlive() || isFrozen()) {
+            return Optional.empty();
+        }
+        try {
+            HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + metricsPort + "/health"))
+                    .timeout(Duration.ofMillis(700)).GET().build(), HttpResponse.BodyHandlers.ofString());
+            JsonNode n = JSON.readTree(r.body());
+            return Optional.of(new Health(n.path("state").asText(""), n.path("term").asLong(0), n.path("valid").asBoolean(false)));
+        } catch (IOException e) {
+            return Optional.empty();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return Optional.empty();
+        }
+    }
+
+    @Override
+    public void close() {
+        stop(Duration.ofSeconds(5));
+    }
+
+    @Override
+    public String toString() {
+        return id + "(pid " + pid() + ")";
+    }
+
+    /** The command line for one worker. */
+    public static List<String> command(Path java, Path jar, String id, long ttlMs, int batchSize, long intervalMs,
+                                       int metricsPort, Path historyFile, String jdbcUrl, String etcdCsv) {
+        List<String> cmd = new ArrayList<>(List.of(java.toString(), "-Xmx192m", "-XX:+UseSerialGC",
+                "-XX:TieredStopAtLevel=1", "-Xss512k", "-jar", jar.toString(), "worker",
+                "--id", id, "--ttl-ms", Long.toString(ttlMs), "--batch-size", Integer.toString(batchSize),
+                "--interval-ms", Long.toString(intervalMs), "--metrics-port", Integer.toString(metricsPort),
+                "--history-file", historyFile.toString(), "--jdbc-url", jdbcUrl, "--etcd", etcdCsv));
+        return cmd;
+    }
+}

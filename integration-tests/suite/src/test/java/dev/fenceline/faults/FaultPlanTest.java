@@ -1,0 +1,53 @@
+package dev.fenceline.faults;
+
+import dev.fenceline.faults.nemesis.Faults;
+import dev.fenceline.faults.workload.RunConfig;
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class FaultPlanTest {
+    private static final Path JAR = Path.of("fenceline.jar");
+    private static final Path OUT = Path.of("target/x");
+
+    @Test
+    void smokePlanHasEveryKindTwiceAndIsReproducibleFromTheSeed() {
+        List<String> a = FaultSuiteRunner.plan(RunConfig.smoke(7, JAR, OUT, Faults.kinds()), 0);
+        List<String> b = FaultSuiteRunner.plan(RunConfig.smoke(7, JAR, OUT, Faults.kinds()), 0);
+        List<String> c = FaultSuiteRunner.plan(RunConfig.smoke(8, JAR, OUT, Faults.kinds()), 0);
+        assertThat(a).isEqualTo(b).isNotEqualTo(c).hasSize(2 * Faults.kinds().size());
+        for (String k : Faults.kinds()) {
+            assertThat(a).filteredOn(k::equals).hasSize(2);
+        }
+    }
+
+    @Test
+    void soakPlanIsReproducibleFromTheSeed() {
+        RunConfig s = RunConfig.soak(99, Duration.ofMinutes(5), JAR, OUT, Faults.kinds());
+        assertThat(FaultSuiteRunner.plan(s, 50)).isEqualTo(FaultSuiteRunner.plan(s, 50)).hasSize(50);
+    }
+
+    @Test
+    void everyIssueFaultKindIsThere() {
+        assertThat(Faults.kinds()).containsExactlyInAnyOrder("freezeLeader", "killLeader", "workerEtcdPartition",
+                "quorumLoss", "quorumBlip", "minorityPartition", "clockJump", "dbConnectionLoss", "coordinatorRebuilt");
+    }
+
+    @Test
+    void percentilesUseNearestRank() {
+        assertThat(RunReport.pct(List.of(5L, 1L, 3L, 2L, 4L), 50)).isEqualTo(3);
+        assertThat(RunReport.pct(List.of(5L, 1L, 3L, 2L, 4L), 99)).isEqualTo(5);
+        assertThat(RunReport.pct(List.of(), 50)).isEqualTo(-1);
+    }
+
+    @Test
+    void soakDurationsParse() {
+        assertThat(Soak.parseDuration("90s")).isEqualTo(Duration.ofSeconds(90));
+        assertThat(Soak.parseDuration("30m")).isEqualTo(Duration.ofMinutes(30));
+        assertThat(Soak.parseDuration("PT1H")).isEqualTo(Duration.ofHours(1));
+    }
+}
