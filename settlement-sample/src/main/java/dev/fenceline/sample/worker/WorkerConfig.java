@@ -1,0 +1,30 @@
+package dev.fenceline.sample.worker;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * Validated worker settings.
+ *
+ * @param pauseInsideBatchFile debug hook for the demo and tests: when this file exists, the worker prints
+ *                             {@code FENCELINE-PAUSED-INSIDE-BATCH ...} on stdout after it has written a
+ *                             batch's updates and before the batch row and the commit, and waits until
+ *                             the file is deleted (null = off)
+ */
+public record WorkerConfig(
+        String workerId,
+        String election,
+        String resource,
+        String jdbcUrl,
+        String dbUser,
+        String dbPassword,
+        List<String> etcdEndpoints,
+        Duration ttl,
+        int batchSize,
+        Duration interval,
+        Integer metricsPort,
+        String metricsHost,
+        Path historyFile,
+        Path pauseInsideBatchFile) {
+}
