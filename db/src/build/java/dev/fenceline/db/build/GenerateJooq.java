@@ -89,7 +89,7 @@ public final class GenerateJooq {
                                 // Internal helpers of the trigger and dblink's functions are not API.
                                 .withExcludes(FencingMigrations.HISTORY_TABLE
                                         + "|dblink.*|conninfo_quote|check_resource_name|guard|guard_slow"
-                                        + "|audit_autonomously|log_break_glass|lock_key_seq"))
+                                        + "|audit_autonomously|log_break_glass|lock_key_seq|protect_table|unprotect_table"))
                         .withGenerate(new Generate()
                                 .withJavaTimeTypes(true)
                                 .withRecords(true)

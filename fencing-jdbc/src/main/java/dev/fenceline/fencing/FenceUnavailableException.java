@@ -1,0 +1,14 @@
+package dev.fenceline.fencing;
+
+/**
+ * The fence could not be established or checked: an advance of the mark could not terminate the sessions of older
+ * terms within {@code advance_timeout} (SQLSTATE FL005), or the database was unreachable. The transaction did not
+ * commit; retrying later is safe.
+ */
+public final class FenceUnavailableException extends FencingException {
+    private static final long serialVersionUID = 1L;
+
+    public FenceUnavailableException(String message, Throwable cause) {
+        super(message, cause);
+    }
+}

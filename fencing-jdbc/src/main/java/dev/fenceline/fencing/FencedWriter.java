@@ -1,0 +1,78 @@
+package dev.fenceline.fencing;
+
+import dev.fenceline.fencing.internal.WriterEngine;
+import javax.sql.DataSource;
+
+/**
+ * Runs business transactions under a {@link FencingToken}; PostgreSQL accepts or rejects them as a whole.
+ *
+ * <pre>{@code
+ * FencedWriter writer = FencedWriter.create(dataSource, FencedWriterConfig.defaults());
+ * writer.transaction(FencingToken.of("settlement", leadership.term(), "worker-1"),
+ *         WriteDescription.of("public.payment", "INSERT", batchKey, payloadJson),
+ *         ctx -> ctx.insertInto(PAYMENT).set(PAYMENT.ID, id).set(PAYMENT.AMOUNT, amount).execute());
+ * }</pre>
+ *
+ * <p>Outcomes: the work's result (committed); {@link StaleTermException} (a higher term was accepted: nothing
+ * persisted, one audit row committed); {@link UnknownResourceException}, {@link TableNotProtectedException},
+ * {@link IllegalArgumentException} (bad input: nothing written); {@link NotFencedException} (the work wrote a table of
+ * another resource); {@link FenceUnavailableException} (fence could not be established: not committed);
+ * {@link CommitOutcomeUnknownException} (connection lost during COMMIT); otherwise whatever the work threw (rolled
+ * back; checked exceptions wrapped in {@link FencedWorkException}).
+ *
+ * <p>Thread-safe; one writer per {@link DataSource} is enough. The writer does not own the data source. Use a pool
+ * built by {@code dev.fenceline.db.Databases} so the fenced sessions carry {@code lock_timeout} and
+ * {@code idle_in_transaction_session_timeout}.
+ */
+public final class FencedWriter {
+    private final WriterEngine engine;
+
+    private FencedWriter(WriterEngine engine) {
+        this.engine = engine;
+    }
+
+    /** @throws NullPointerException when an argument is null */
+    public static FencedWriter create(DataSource dataSource, FencedWriterConfig config) {
+        return new FencedWriter(new WriterEngine(dataSource, config));
+    }
+
+    /** Runs {@code work} in one fenced transaction and returns its result once committed. */
+    public <T> T transaction(FencingToken token, FencedWork<T> work) {
+        return engine.transaction(token, null, work);
+    }
+
+    /**
+     * As {@link #transaction(FencingToken, FencedWork)}; {@code description} is validated up front (its table must be
+     * protected for the token's resource, its payload within {@link FencedWriterConfig#maxPayloadBytes()}) and is
+     * what the audit row records if the transaction is rejected.
+     */
+    public <T> T transaction(FencingToken token, WriteDescription description, FencedWork<T> work) {
+        if (description == null) {
+            throw new NullPointerException("description");
+        }
+        return engine.transaction(token, description, work);
+    }
+
+    /**
+     * Enters a pooled session at the token's term without writing anything: advances the mark when the term is newer
+     * (terminating the sessions of older terms, so a deposed leader is fenced at once rather than at its next write),
+     * or throws {@link StaleTermException} (audited) when a higher term was already accepted.
+     */
+    public void enter(FencingToken token) {
+        engine.enter(token);
+    }
+
+    /** Creates the resource's high-water mark (at 0) if missing; returns its advisory lock key. Idempotent. */
+    public long registerResource(String resource) {
+        return engine.registerResource(resource);
+    }
+
+    /** The highest term accepted for the resource (a snapshot: it may advance right after). */
+    public long highestAccepted(String resource) {
+        return engine.highestAccepted(resource);
+    }
+
+    public FencedWriterConfig config() {
+        return engine.config();
+    }
+}

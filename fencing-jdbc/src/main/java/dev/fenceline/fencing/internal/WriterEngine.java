@@ -1,0 +1,401 @@
+package dev.fenceline.fencing.internal;
+
+import dev.fenceline.db.Databases;
+import dev.fenceline.db.generated.Routines;
+import dev.fenceline.fencing.CommitOutcomeUnknownException;
+import dev.fenceline.fencing.FenceUnavailableException;
+import dev.fenceline.fencing.FencedWork;
+import dev.fenceline.fencing.FencedWorkException;
+import dev.fenceline.fencing.FencedWriterConfig;
+import dev.fenceline.fencing.FencingToken;
+import dev.fenceline.fencing.NotFencedException;
+import dev.fenceline.fencing.StaleTermException;
+import dev.fenceline.fencing.TableNotProtectedException;
+import dev.fenceline.fencing.UnknownResourceException;
+import dev.fenceline.fencing.WriteDescription;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.Collections;
+import java.util.Map;
+import java.util.Objects;
+import java.util.WeakHashMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import javax.sql.DataSource;
+import org.jooq.Configuration;
+import org.jooq.DSLContext;
+import org.jooq.JSONB;
+import org.jooq.SQLDialect;
+import org.jooq.conf.Settings;
+import org.jooq.impl.DSL;
+import org.postgresql.PGConnection;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The fenced writer's machinery. See the package documentation of {@code dev.fenceline.fencing} for the invariants.
+ *
+ * <p>Hot path (connection already entered at the token's term): borrow a connection, one map lookup, run the work in
+ * a transaction, commit. No extra statement: PostgreSQL's statement trigger checks the session fence by reading two
+ * settings. Slow path (first use of a physical connection for a (resource, term), or a new term): one autocommit call
+ * of {@code fencing.enter()}, which may advance the mark (terminating the sessions of older terms) or report the term
+ * stale. The decision is always PostgreSQL's; Java only caches "this physical session was entered at term t", which
+ * stays true for as long as that session lives (an advance past t terminates it).
+ */
+public final class WriterEngine {
+    private static final Logger log = LoggerFactory.getLogger(WriterEngine.class);
+    private static final Settings SETTINGS = Databases.settings();
+    private static final Pattern DETAIL = Pattern.compile(
+            "resource=(\\S*) offered_term=(\\S*) highest_accepted=(\\S*) audited=(\\S*) table=(.*)");
+
+    private final DataSource dataSource;
+    private final FencedWriterConfig config;
+    /** Per physical connection: resource -> term this session is entered at. Weak: dead connections disappear. */
+    private final Map<PGConnection, Map<String, Long>> entered = Collections.synchronizedMap(new WeakHashMap<>());
+    /** "resource\0table" known to be protected for that resource. */
+    private final Map<String, Boolean> protectedTables = new ConcurrentHashMap<>();
+
+    public WriterEngine(DataSource dataSource, FencedWriterConfig config) {
+        this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+        this.config = Objects.requireNonNull(config, "config");
+    }
+
+    public FencedWriterConfig config() {
+        return config;
+    }
+
+    public <T> T transaction(FencingToken token, WriteDescription description, FencedWork<T> work) {
+        Objects.requireNonNull(token, "token");
+        Objects.requireNonNull(work, "work");
+        if (description != null && description.payloadBytes() > config.maxPayloadBytes()) {
+            throw new IllegalArgumentException("payloadJson cannot be larger than maxPayloadBytes ("
+                    + config.maxPayloadBytes() + " bytes), was " + description.payloadBytes() + " bytes");
+        }
+        int attempts = config.connectionRecheckAttempts();
+        for (int attempt = 1; ; attempt++) {
+            Connection c = borrow(token);
+            boolean handedOver = false;
+            try {
+                Map<String, Long> state = stateOf(c);
+                try {
+                    if (description != null && config.checkProtectedTables()) {
+                        checkProtected(c, token.resource(), description.table());
+                    }
+                    ensureEntered(c, state, token, description);
+                } catch (SQLException e) {
+                    // A pooled connection killed by an advance (ours or someone else's): nothing was written; try a
+                    // fresh one, a bounded number of times.
+                    if (isConnectionFailure(e) && attempt < attempts) {
+                        log.debug("connection lost while entering {}, retrying on a fresh connection", token, e);
+                        continue;
+                    }
+                    throw translateEnterFailure(token, e);
+                }
+                handedOver = true;
+                return runTransaction(c, state, token, description, work);
+            } finally {
+                if (!handedOver) {
+                    closeQuietly(c);
+                }
+            }
+        }
+    }
+
+    /** Enters a pooled connection at the token's term (advancing the mark if newer); throws if stale. */
+    public void enter(FencingToken token) {
+        Objects.requireNonNull(token, "token");
+        transaction(token, null, ctx -> null);
+    }
+
+    public long registerResource(String resource) {
+        FencingToken.of(resource, 1);   // validates the name
+        try (Connection c = dataSource.getConnection()) {
+            return Routines.registerResource(dsl(c).configuration(), resource);
+        } catch (SQLException e) {
+            throw new FenceUnavailableException("could not register resource " + resource + ": " + e.getMessage(), e);
+        } catch (org.jooq.exception.DataAccessException e) {
+            throw translateEnterFailure(FencingToken.of(resource, 1), unwrap(e));
+        }
+    }
+
+    public long highestAccepted(String resource) {
+        FencingToken.of(resource, 1);
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement ps = c.prepareStatement(
+                     "SELECT highest_accepted FROM fencing.high_water_mark WHERE resource = ?")) {
+            ps.setString(1, resource);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    throw new UnknownResourceException(resource, null);
+                }
+                return rs.getLong(1);
+            }
+        } catch (SQLException e) {
+            throw new FenceUnavailableException("could not read the mark of " + resource + ": " + e.getMessage(), e);
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+
+    private <T> T runTransaction(Connection c, Map<String, Long> state, FencingToken token,
+                                 WriteDescription description, FencedWork<T> work) {
+        boolean committing = false;
+        try {
+            try {
+                c.setAutoCommit(false);
+                DSLContext dsl = dsl(c);
+                if (config.stampTransactionTerm()) {
+                    try (PreparedStatement ps = c.prepareStatement("SELECT set_config('fencing.term', ?, true)")) {
+                        ps.setString(1, Long.toString(token.term()));
+                        ps.execute();
+                    }
+                }
+                T result = work.run(new FencedContextImpl(dsl, token));
+                committing = true;
+                c.commit();
+                return result;
+            } catch (Throwable t) {
+                rollbackQuietly(c);
+                throw translate(t, committing, c, state, token, description);
+            } finally {
+                try {
+                    c.setAutoCommit(true);
+                } catch (SQLException ignored) {
+                    // broken connection: the pool evicts it
+                }
+            }
+        } finally {
+            closeQuietly(c);
+        }
+    }
+
+    private void ensureEntered(Connection c, Map<String, Long> state, FencingToken token, WriteDescription d)
+            throws SQLException {
+        Long current = state.get(token.resource());
+        if (current != null && current == token.term()) {
+            return;                                               // hot path: this session is entered at the term
+        }
+        long mark;
+        try {
+            mark = Routines.enter(dsl(c).configuration(), token.resource(), token.term(), token.leaderId());
+        } catch (org.jooq.exception.DataAccessException e) {
+            throw unwrap(e);
+        }
+        if (mark == token.term()) {
+            state.put(token.resource(), token.term());
+            return;
+        }
+        // Stale: PostgreSQL accepted a higher term. Nothing was written; audit in its own (autocommit) statement.
+        state.remove(token.resource());
+        boolean audited = audit(c, token, mark, d);
+        throw new StaleTermException(token.resource(), token.term(), mark, d == null ? null : d.table(), audited,
+                null);
+    }
+
+    private RuntimeException translate(Throwable t, boolean committing, Connection c, Map<String, Long> state,
+                                       FencingToken token, WriteDescription d) {
+        if (t instanceof Error e) {
+            throw e;
+        }
+        SQLException sql = findSqlException(t);
+        String sqlState = sql == null ? null : sql.getSQLState();
+        if ("FL001".equals(sqlState)) {
+            // The trigger decided (e.g. the work set another fencing.term): it audited via dblink if it could.
+            state.remove(token.resource());
+            Matcher m = detail(sql);
+            long offered = m != null && !m.group(2).isEmpty() ? Long.parseLong(m.group(2)) : token.term();
+            long mark = m != null && !m.group(3).isEmpty() ? Long.parseLong(m.group(3)) : -1;
+            boolean audited = m != null && m.group(4).startsWith("t");
+            String table = m != null ? m.group(5) : d == null ? null : d.table();
+            if (!audited) {
+                audited = auditOnFreshConnection(token, mark, d);
+            }
+            String resource = m != null ? m.group(1) : token.resource();
+            return new StaleTermException(resource, offered, mark, table, audited, t);
+        }
+        if ("FL002".equals(sqlState)) {
+            state.remove(token.resource());
+            Matcher m = detail(sql);
+            return new NotFencedException(m != null ? m.group(1) : null, m != null ? m.group(5) : null,
+                    sql.getMessage(), t);
+        }
+        if (sqlState != null && sqlState.startsWith("FL")) {
+            return translateEnterFailure(token, sql);
+        }
+        if (sql != null && isConnectionFailure(sql)) {
+            synchronized (entered) {
+                // the physical session is gone; its entry (if still mapped) is meaningless
+                state.clear();
+            }
+            Recheck r = recheck(token);
+            if (committing) {
+                return new CommitOutcomeUnknownException(token, r == null ? null : r.deposed, r == null ? null : r.mark,
+                        t);
+            }
+            if (r != null && r.deposed) {
+                // Terminated by the advance of a newer term: not committed, rejected as a whole. Audit it.
+                boolean audited = auditOnFreshConnection(token, r.mark, d);
+                return new StaleTermException(token.resource(), token.term(), r.mark, d == null ? null : d.table(),
+                        audited, t);
+            }
+        }
+        if (t instanceof RuntimeException re) {
+            return re;
+        }
+        return new FencedWorkException(t);
+    }
+
+    private RuntimeException translateEnterFailure(FencingToken token, SQLException e) {
+        String s = e.getSQLState();
+        if ("FL003".equals(s)) {
+            return new IllegalArgumentException(e.getMessage(), e);
+        }
+        if ("FL004".equals(s)) {
+            return new UnknownResourceException(token.resource(), e);
+        }
+        if ("FL005".equals(s)) {
+            return new FenceUnavailableException(e.getMessage(), e);
+        }
+        return new FenceUnavailableException("could not enter " + token + ": " + e.getMessage(), e);
+    }
+
+    private record Recheck(boolean deposed, long mark) {
+    }
+
+    /** Asks PostgreSQL on a fresh connection whether the token's term is still current (enters it if so). */
+    private Recheck recheck(FencingToken token) {
+        for (int i = 0; i < config.connectionRecheckAttempts(); i++) {
+            try (Connection c = dataSource.getConnection()) {
+                long mark = Routines.enter(dsl(c).configuration(), token.resource(), token.term(), token.leaderId());
+                if (mark == token.term()) {
+                    stateOf(c).put(token.resource(), token.term());
+                }
+                return new Recheck(mark != token.term(), mark);
+            } catch (SQLException | RuntimeException e) {
+                log.debug("fence re-check of {} failed (attempt {})", token, i + 1, e);
+            }
+        }
+        log.warn("could not re-check the fence of {} after a lost connection", token);
+        return null;
+    }
+
+    private boolean auditOnFreshConnection(FencingToken token, long mark, WriteDescription d) {
+        try (Connection c = dataSource.getConnection()) {
+            return audit(c, token, mark, d);
+        } catch (SQLException e) {
+            log.error("could not record rejection of {} (highest accepted {}) in fencing.rejected_write", token, mark,
+                    e);
+            return false;
+        }
+    }
+
+    private boolean audit(Connection c, FencingToken token, long mark, WriteDescription d) {
+        try {
+            Configuration cfg = dsl(c).configuration();
+            Routines.recordRejection(cfg, token.resource(), token.term(), mark < 0 ? null : mark, token.leaderId(),
+                    d == null ? null : d.table(), d == null ? null : d.operation(),
+                    d == null ? null : d.businessKey(),
+                    d == null || d.payloadJson() == null ? null : JSONB.valueOf(d.payloadJson()),
+                    "stale_term", "writer", null, null);
+            return true;
+        } catch (RuntimeException e) {
+            log.error("could not record rejection of {} (highest accepted {}) in fencing.rejected_write", token, mark,
+                    e);
+            return false;
+        }
+    }
+
+    private void checkProtected(Connection c, String resource, String table) throws SQLException {
+        String key = resource + '\u0000' + table;
+        if (protectedTables.containsKey(key)) {
+            return;
+        }
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT p.resource FROM fencing.protected_table p WHERE p.tbl = pg_catalog.to_regclass(?)")) {
+            ps.setString(1, table);
+            try (ResultSet rs = ps.executeQuery()) {
+                String protectedFor = rs.next() ? rs.getString(1) : null;
+                if (!resource.equals(protectedFor)) {
+                    throw new TableNotProtectedException(table, resource, protectedFor);
+                }
+            }
+        }
+        protectedTables.put(key, Boolean.TRUE);
+    }
+
+    private Connection borrow(FencingToken token) {
+        try {
+            return dataSource.getConnection();
+        } catch (SQLException e) {
+            throw new FenceUnavailableException("could not get a connection for " + token + ": " + e.getMessage(), e);
+        }
+    }
+
+    private Map<String, Long> stateOf(Connection c) {
+        PGConnection pg;
+        try {
+            pg = c.unwrap(PGConnection.class);
+        } catch (SQLException e) {
+            throw new IllegalStateException("FencedWriter needs PostgreSQL connections (pgjdbc); got " + c, e);
+        }
+        synchronized (entered) {
+            return entered.computeIfAbsent(pg, k -> new ConcurrentHashMap<>());
+        }
+    }
+
+    private static DSLContext dsl(Connection c) {
+        return DSL.using(c, SQLDialect.POSTGRES, SETTINGS);
+    }
+
+    private static Matcher detail(SQLException e) {
+        if (e instanceof org.postgresql.util.PSQLException p && p.getServerErrorMessage() != null
+                && p.getServerErrorMessage().getDetail() != null) {
+            Matcher m = DETAIL.matcher(p.getServerErrorMessage().getDetail());
+            if (m.matches()) {
+                return m;
+            }
+        }
+        return null;
+    }
+
+    static boolean isConnectionFailure(SQLException e) {
+        String s = e.getSQLState();
+        return s != null && (s.startsWith("08") || s.equals("57P01") || s.equals("57P02") || s.equals("57P03"));
+    }
+
+    private static SQLException unwrap(org.jooq.exception.DataAccessException e) {
+        SQLException s = findSqlException(e);
+        return s != null ? s : new SQLException(e.getMessage(), "08000", e);
+    }
+
+    static SQLException findSqlException(Throwable t) {
+        for (Throwable x = t; x != null; x = x.getCause()) {
+            if (x instanceof SQLException s) {
+                return s;
+            }
+            if (x.getCause() == x) {
+                break;
+            }
+        }
+        return null;
+    }
+
+    private static void rollbackQuietly(Connection c) {
+        try {
+            c.rollback();
+        } catch (SQLException ignored) {
+            // connection already broken: the server rolled back (or, during COMMIT, the outcome is unknown)
+        }
+    }
+
+    private static void closeQuietly(Connection c) {
+        try {
+            c.close();
+        } catch (SQLException e) {
+            log.debug("closing a connection failed", e);
+        }
+    }
+}
