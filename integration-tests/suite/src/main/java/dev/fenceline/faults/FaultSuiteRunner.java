@@ -65,7 +65,8 @@ public final class FaultSuiteRunner {
             env.inserter.start();
             Optional<WorkerProcess> first = env.awaitLeader(Duration.ofSeconds(60));
             if (first.isEmpty()) {
-                throw new IllegalStateException("no worker became a valid leader within 60 s; see logs in " + env.runDir);
+                throw new IllegalStateException("no worker became a valid leader within 60 s; see logs in " + env.runDir
+                        + "\n" + env.workerLogTails(15));
             }
             env.awaitCommitAfter(0, Duration.ofSeconds(60));
 

@@ -167,6 +167,22 @@ public final class FaultEnvironment implements AutoCloseable {
         return Optional.ofNullable(best);
     }
 
+    /** The last lines of every worker's log, for failure messages. */
+    public String workerLogTails(int lines) {
+        StringBuilder sb = new StringBuilder();
+        for (WorkerProcess w : workers) {
+            sb.append("--- ").append(w.id()).append(w.isAlive() ? " (running)" : " (exited)").append(": ")
+                    .append(w.logFile()).append('\n');
+            try {
+                List<String> all = Files.readAllLines(w.logFile());
+                all.subList(Math.max(0, all.size() - lines), all.size()).forEach(l -> sb.append(l).append('\n'));
+            } catch (IOException e) {
+                sb.append("(no log: ").append(e.getMessage()).append(")\n");
+            }
+        }
+        return sb.toString();
+    }
+
     public long mark() {
         return DbSnapshot.mark(dataSource, config.election());
     }
