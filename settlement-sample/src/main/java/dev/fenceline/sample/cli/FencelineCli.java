@@ -30,6 +30,8 @@ public final class FencelineCli implements Runnable {
     }
 
     public static void main(String[] args) {
+        // gRPC (inside jetcd) logs through java.util.logging; keep its INFO chatter off stderr
+        java.util.logging.Logger.getLogger("io.grpc").setLevel(java.util.logging.Level.WARNING);
         System.exit(execute(args));
     }
 
