@@ -116,79 +116,96 @@ BEGIN
     END IF;
     v_holding := true;                        -- p_term is newer: advance below, keeping our (non-conflicting) lock
   ELSE
+    -- Not entered. A shared lock may still be held from a rolled-back entry; never take a second one.
     v_holding := EXISTS (SELECT 1 FROM pg_locks l
                           WHERE l.locktype = 'advisory' AND l.pid = pg_backend_pid() AND l.classid = c_ns::oid
                             AND l.objid = v_key::oid AND l.objsubid = 2 AND l.mode = 'ShareLock' AND l.granted);
-    IF NOT v_holding THEN
-      -- Blocks while an advance holds the exclusive lock; granted only after that advance's commit is visible.
-      PERFORM pg_advisory_lock_shared(c_ns, v_key::integer);
-    END IF;
-    -- A new statement: under READ COMMITTED a fresh snapshot, taken after the lock was granted.
-    IF v_strict THEN
-      -- REPEATABLE READ / SERIALIZABLE: an advance committed after our snapshot raises a serialization failure.
-      SELECT highest_accepted INTO v_mark FROM fencing.high_water_mark WHERE resource = p_resource FOR SHARE;
-    ELSE
-      SELECT highest_accepted INTO v_mark FROM fencing.high_water_mark WHERE resource = p_resource;
-    END IF;
-    IF v_mark = p_term THEN
-      PERFORM set_config(v_guc, p_term::text, false);
-      RETURN p_term;
-    END IF;
-    IF NOT v_holding THEN
-      -- Not entered: give the lock back (the setting is empty, so nothing claims it).
-      PERFORM pg_advisory_unlock_shared(c_ns, v_key::integer);
-    END IF;
-    IF v_mark > p_term THEN
-      RETURN v_mark;                          -- stale
-    END IF;
   END IF;
 
-  -- ADVANCE to p_term. Take the exclusive transaction lock, terminating every other session entered before.
   v_timeout := coalesce((SELECT value::interval FROM fencing.settings WHERE name = 'advance_timeout'), interval '5 seconds');
   v_deadline := clock_timestamp() + v_timeout;
   SELECT oid INTO v_db FROM pg_database WHERE datname = current_database();
-  LOOP
-    EXIT WHEN pg_try_advisory_xact_lock(c_ns, v_key::integer);
-    FOR v_pid IN
-      SELECT l.pid FROM pg_locks l
-       WHERE l.locktype = 'advisory' AND l.database = v_db AND l.classid = c_ns::oid AND l.objid = v_key::oid
-         AND l.objsubid = 2 AND l.mode = 'ShareLock' AND l.granted AND l.pid <> pg_backend_pid()
-    LOOP
-      BEGIN
-        IF pg_terminate_backend(v_pid) THEN
-          v_killed := v_killed + 1;
-        END IF;
-      EXCEPTION WHEN insufficient_privilege THEN
-        RAISE EXCEPTION USING ERRCODE = 'FL005',
-          MESSAGE = format('fencing: cannot advance %s to term %s: not allowed to terminate backend %s of an older term (%s)', p_resource, p_term, v_pid, SQLERRM),
-          HINT = 'The owner of fencing.enter() must be a superuser or a member of pg_signal_backend (and the application roles must not be superusers).';
-      END;
-    END LOOP;
-    IF clock_timestamp() >= v_deadline THEN
-      RAISE EXCEPTION USING ERRCODE = 'FL005',
-        MESSAGE = format('fencing: cannot advance %s to term %s: sessions of older terms still hold the fence after advance_timeout %s', p_resource, p_term, v_timeout),
-        HINT = 'See fencing.entered_sessions; raise fencing.settings advance_timeout if backends need longer to exit.';
-    END IF;
-    PERFORM pg_sleep(0.005);
-  END LOOP;
 
-  -- We hold the exclusive lock: no other session is entered. Re-read (another advance may have committed meanwhile).
-  SELECT highest_accepted INTO v_mark FROM fencing.high_water_mark WHERE resource = p_resource FOR UPDATE;
-  IF v_mark > p_term THEN
-    RETURN v_mark;                            -- stale after all (only possible when we were not entered)
-  END IF;
-  IF v_mark < p_term THEN
-    UPDATE fencing.high_water_mark
-       SET highest_accepted = p_term, leader_id = p_leader_id, updated_at = clock_timestamp()
-     WHERE resource = p_resource;
-    INSERT INTO fencing.term_history (resource, term, previous_term, leader_id, terminated_sessions, application_name)
-    VALUES (p_resource, p_term, v_mark, p_leader_id, v_killed, current_setting('application_name'));
-  END IF;
-  IF NOT v_holding THEN
-    PERFORM pg_advisory_lock_shared(c_ns, v_key::integer);   -- same backend as the exclusive holder: granted at once
-  END IF;
-  PERFORM set_config(v_guc, p_term::text, false);
-  RETURN p_term;
+  <<attempt>>
+  LOOP
+    IF v_entered IS NULL THEN
+      IF NOT v_holding THEN
+        -- Blocks while an advance holds the exclusive lock; granted only after that advance's commit is visible.
+        PERFORM pg_advisory_lock_shared(c_ns, v_key::integer);
+      END IF;
+      -- A new statement: under READ COMMITTED a fresh snapshot, taken after the lock was granted.
+      IF v_strict THEN
+        -- REPEATABLE READ / SERIALIZABLE: an advance committed after our snapshot raises a serialization failure.
+        SELECT highest_accepted INTO v_mark FROM fencing.high_water_mark WHERE resource = p_resource FOR SHARE;
+      ELSE
+        SELECT highest_accepted INTO v_mark FROM fencing.high_water_mark WHERE resource = p_resource;
+      END IF;
+      IF v_mark = p_term THEN
+        PERFORM set_config(v_guc, p_term::text, false);
+        RETURN p_term;
+      END IF;
+      IF NOT v_holding THEN
+        -- Give the lock back: the setting is empty, so nothing claims it (and an advancer must not wait for us).
+        PERFORM pg_advisory_unlock_shared(c_ns, v_key::integer);
+      END IF;
+      IF v_mark > p_term THEN
+        RETURN v_mark;                        -- stale
+      END IF;
+    END IF;
+
+    -- ADVANCE to p_term: take the exclusive transaction lock, terminating every other session entered before.
+    LOOP
+      IF pg_try_advisory_xact_lock(c_ns, v_key::integer) THEN
+        -- No other session is entered now. Re-read: another advance may have committed meanwhile.
+        SELECT highest_accepted INTO v_mark FROM fencing.high_water_mark WHERE resource = p_resource FOR UPDATE;
+        IF v_mark > p_term THEN
+          RETURN v_mark;                      -- stale after all (only possible when we were not entered)
+        END IF;
+        IF v_mark < p_term THEN
+          UPDATE fencing.high_water_mark
+             SET highest_accepted = p_term, leader_id = p_leader_id, updated_at = clock_timestamp()
+           WHERE resource = p_resource;
+          INSERT INTO fencing.term_history (resource, term, previous_term, leader_id, terminated_sessions, application_name)
+          VALUES (p_resource, p_term, v_mark, p_leader_id, v_killed, current_setting('application_name'));
+        END IF;
+        IF NOT v_holding THEN
+          PERFORM pg_advisory_lock_shared(c_ns, v_key::integer);  -- we hold the exclusive one: granted at once
+        END IF;
+        PERFORM set_config(v_guc, p_term::text, false);
+        RETURN p_term;
+      END IF;
+      IF clock_timestamp() >= v_deadline THEN
+        RAISE EXCEPTION USING ERRCODE = 'FL005',
+          MESSAGE = format('fencing: cannot advance %s to term %s: sessions of older terms still hold the fence after advance_timeout %s', p_resource, p_term, v_timeout),
+          HINT = 'See fencing.entered_sessions; raise fencing.settings advance_timeout if backends need longer to exit.';
+      END IF;
+      -- While another advance is in flight (it holds the exclusive lock), wait for it instead of interfering.
+      IF NOT EXISTS (SELECT 1 FROM pg_locks l
+                      WHERE l.locktype = 'advisory' AND l.database = v_db AND l.classid = c_ns::oid AND l.objid = v_key::oid
+                        AND l.objsubid = 2 AND l.mode = 'ExclusiveLock' AND l.granted AND l.pid <> pg_backend_pid()) THEN
+        IF v_entered IS NULL
+           AND (SELECT highest_accepted FROM fencing.high_water_mark WHERE resource = p_resource) >= p_term THEN
+          CONTINUE attempt;                   -- someone else advanced (to our term or beyond): enter normally
+        END IF;
+        FOR v_pid IN
+          SELECT l.pid FROM pg_locks l
+           WHERE l.locktype = 'advisory' AND l.database = v_db AND l.classid = c_ns::oid AND l.objid = v_key::oid
+             AND l.objsubid = 2 AND l.mode = 'ShareLock' AND l.granted AND l.pid <> pg_backend_pid()
+        LOOP
+          BEGIN
+            IF pg_terminate_backend(v_pid) THEN
+              v_killed := v_killed + 1;
+            END IF;
+          EXCEPTION WHEN insufficient_privilege THEN
+            RAISE EXCEPTION USING ERRCODE = 'FL005',
+              MESSAGE = format('fencing: cannot advance %s to term %s: not allowed to terminate backend %s of an older term (%s)', p_resource, p_term, v_pid, SQLERRM),
+              HINT = 'The owner of fencing.enter() must be a superuser or a member of pg_signal_backend (and the application roles must not be superusers).';
+          END;
+        END LOOP;
+      END IF;
+      PERFORM pg_sleep(0.005);
+    END LOOP;
+  END LOOP;
 END
 $fn$;
 COMMENT ON FUNCTION fencing.enter(text, bigint, text) IS

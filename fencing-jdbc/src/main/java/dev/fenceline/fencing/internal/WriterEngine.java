@@ -25,7 +25,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
-import org.jooq.Configuration;
 import org.jooq.DSLContext;
 import org.jooq.JSONB;
 import org.jooq.SQLDialect;
@@ -51,6 +50,8 @@ public final class WriterEngine {
     private static final Pattern DETAIL = Pattern.compile(
             "resource=(\\S*) offered_term=(\\S*) highest_accepted=(\\S*) audited=(\\S*) table=(.*)");
 
+    private static final int ENTER_ATTEMPTS = 16;
+
     private final DataSource dataSource;
     private final FencedWriterConfig config;
     /** Per physical connection: resource -> term this session is entered at. Weak: dead connections disappear. */
@@ -74,7 +75,8 @@ public final class WriterEngine {
             throw new IllegalArgumentException("payloadJson cannot be larger than maxPayloadBytes ("
                     + config.maxPayloadBytes() + " bytes), was " + description.payloadBytes() + " bytes");
         }
-        int attempts = config.connectionRecheckAttempts();
+        // Dead pooled connections (terminated by an advance) fail fast and are evicted; try fresh ones, bounded.
+        int attempts = ENTER_ATTEMPTS;
         for (int attempt = 1; ; attempt++) {
             Connection c = borrow(token);
             boolean handedOver = false;
@@ -111,31 +113,77 @@ public final class WriterEngine {
     }
 
     public long registerResource(String resource) {
-        FencingToken.of(resource, 1);   // validates the name
-        try (Connection c = dataSource.getConnection()) {
-            return Routines.registerResource(dsl(c).configuration(), resource);
+        FencingToken token = FencingToken.of(resource, 1);   // validates the name
+        try {
+            return withFreshConnection("register resource " + resource,
+                    c -> Routines.registerResource(dsl(c).configuration(), resource));
         } catch (SQLException e) {
-            throw new FenceUnavailableException("could not register resource " + resource + ": " + e.getMessage(), e);
-        } catch (org.jooq.exception.DataAccessException e) {
-            throw translateEnterFailure(FencingToken.of(resource, 1), unwrap(e));
+            throw translateEnterFailure(token, e);
         }
     }
 
     public long highestAccepted(String resource) {
         FencingToken.of(resource, 1);
-        try (Connection c = dataSource.getConnection();
-             PreparedStatement ps = c.prepareStatement(
-                     "SELECT highest_accepted FROM fencing.high_water_mark WHERE resource = ?")) {
-            ps.setString(1, resource);
-            try (ResultSet rs = ps.executeQuery()) {
-                if (!rs.next()) {
-                    throw new UnknownResourceException(resource, null);
+        Long mark;
+        try {
+            mark = withFreshConnection("read the mark of " + resource, c -> {
+                try (PreparedStatement ps = c.prepareStatement(
+                        "SELECT highest_accepted FROM fencing.high_water_mark WHERE resource = ?")) {
+                    ps.setString(1, resource);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        return rs.next() ? rs.getLong(1) : null;
+                    }
                 }
-                return rs.getLong(1);
-            }
+            });
         } catch (SQLException e) {
             throw new FenceUnavailableException("could not read the mark of " + resource + ": " + e.getMessage(), e);
         }
+        if (mark == null) {
+            throw new UnknownResourceException(resource, null);
+        }
+        return mark;
+    }
+
+    @FunctionalInterface
+    private interface SqlFunction<T> {
+        T apply(Connection c) throws SQLException;
+    }
+
+    /**
+     * Runs {@code f} on a pooled connection; when that connection turns out dead (terminated by an advance, which
+     * also kills idle pooled sessions entered at older terms), tries another, a bounded number of times.
+     * Other SQL failures are thrown as they are.
+     */
+    private <T> T withFreshConnection(String what, SqlFunction<T> f) throws SQLException {
+        SQLException last = null;
+        for (int i = 0; i < ENTER_ATTEMPTS; i++) {
+            Connection c;
+            try {
+                c = dataSource.getConnection();
+            } catch (SQLException e) {
+                throw new FenceUnavailableException("could not get a connection to " + what + ": " + e.getMessage(), e);
+            }
+            try {
+                return f.apply(c);
+            } catch (SQLException e) {
+                if (!isConnectionFailure(e)) {
+                    throw e;
+                }
+                last = e;
+            } catch (org.jooq.exception.DataAccessException e) {
+                SQLException s = findSqlException(e);
+                if (s == null) {
+                    throw e;
+                }
+                if (!isConnectionFailure(s)) {
+                    throw s;
+                }
+                last = s;
+            } finally {
+                closeQuietly(c);
+            }
+        }
+        throw last;
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -267,39 +315,45 @@ public final class WriterEngine {
 
     /** Asks PostgreSQL on a fresh connection whether the token's term is still current (enters it if so). */
     private Recheck recheck(FencingToken token) {
-        for (int i = 0; i < config.connectionRecheckAttempts(); i++) {
-            try (Connection c = dataSource.getConnection()) {
+        try {
+            return withFreshConnection("re-check the fence of " + token, c -> {
                 long mark = Routines.enter(dsl(c).configuration(), token.resource(), token.term(), token.leaderId());
                 if (mark == token.term()) {
                     stateOf(c).put(token.resource(), token.term());
                 }
                 return new Recheck(mark != token.term(), mark);
-            } catch (SQLException | RuntimeException e) {
-                log.debug("fence re-check of {} failed (attempt {})", token, i + 1, e);
-            }
+            });
+        } catch (SQLException | RuntimeException e) {
+            log.warn("could not re-check the fence of {} after a lost connection", token, e);
+            return null;
         }
-        log.warn("could not re-check the fence of {} after a lost connection", token);
-        return null;
     }
 
     private boolean auditOnFreshConnection(FencingToken token, long mark, WriteDescription d) {
-        try (Connection c = dataSource.getConnection()) {
-            return audit(c, token, mark, d);
-        } catch (SQLException e) {
+        try {
+            return withFreshConnection("record a rejection", c -> {
+                recordRejection(c, token, mark, d);
+                return true;
+            });
+        } catch (SQLException | RuntimeException e) {
             log.error("could not record rejection of {} (highest accepted {}) in fencing.rejected_write", token, mark,
                     e);
             return false;
         }
     }
 
+    private static void recordRejection(Connection c, FencingToken token, long mark, WriteDescription d) {
+        Routines.recordRejection(dsl(c).configuration(), token.resource(), token.term(), mark < 0 ? null : mark,
+                token.leaderId(), d == null ? null : d.table(), d == null ? null : d.operation(),
+                d == null ? null : d.businessKey(),
+                d == null || d.payloadJson() == null ? null : JSONB.valueOf(d.payloadJson()),
+                "stale_term", "writer", null, null);
+    }
+
+    /** Audits on {@code c} (autocommit). If {@code c} dies before confirming, the row may or may not exist. */
     private boolean audit(Connection c, FencingToken token, long mark, WriteDescription d) {
         try {
-            Configuration cfg = dsl(c).configuration();
-            Routines.recordRejection(cfg, token.resource(), token.term(), mark < 0 ? null : mark, token.leaderId(),
-                    d == null ? null : d.table(), d == null ? null : d.operation(),
-                    d == null ? null : d.businessKey(),
-                    d == null || d.payloadJson() == null ? null : JSONB.valueOf(d.payloadJson()),
-                    "stale_term", "writer", null, null);
+            recordRejection(c, token, mark, d);
             return true;
         } catch (RuntimeException e) {
             log.error("could not record rejection of {} (highest accepted {}) in fencing.rejected_write", token, mark,

@@ -1,0 +1,205 @@
+package dev.fenceline.fencing;
+
+import static dev.fenceline.fencing.Fixtures.AMOUNT;
+import static dev.fenceline.fencing.Fixtures.ID;
+import static dev.fenceline.fencing.Fixtures.NOTE;
+import static dev.fenceline.fencing.Fixtures.PAYMENT;
+import static dev.fenceline.fencing.Fixtures.count;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.fenceline.testkit.TestDatabase;
+import dev.fenceline.testkit.junit.PostgresExtension;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/** The writer against a real PostgreSQL: acceptance, advance, stale rejection with audit, the paused leader. */
+@ExtendWith(PostgresExtension.class)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class FencedWriterIT {
+    private TestDatabase db;
+    private HikariDataSource oldLeaderPool;
+    private HikariDataSource newLeaderPool;
+    private FencedWriter oldLeader;
+    private FencedWriter newLeader;
+
+    @BeforeAll
+    void setUp(TestDatabase db) {
+        this.db = db;
+        Fixtures.migrate(db);
+        Fixtures.createProtectedPaymentTable(db, "settlement");
+        oldLeaderPool = Fixtures.pool(db, 3, "old-leader");
+        newLeaderPool = Fixtures.pool(db, 3, "new-leader");
+        oldLeader = FencedWriter.create(oldLeaderPool, FencedWriterConfig.defaults());
+        newLeader = FencedWriter.create(newLeaderPool, FencedWriterConfig.defaults());
+    }
+
+    @AfterAll
+    void tearDown() {
+        oldLeaderPool.close();
+        newLeaderPool.close();
+    }
+
+    private static FencingToken token(long term, String leader) {
+        return FencingToken.of("settlement", term, leader);
+    }
+
+    private long highestAccepted() {
+        return newLeader.highestAccepted("settlement");
+    }
+
+    @Test
+    void currentTermCommitsStampsRowsAndNewerTermAdvancesTheMarkWithHistory() {
+        long t = highestAccepted() + 1;
+        oldLeader.transaction(token(t, "a"), ctx -> ctx.insertInto(PAYMENT).set(ID, 1_000L).set(AMOUNT, 5L).execute());
+        oldLeader.transaction(token(t, "a"), ctx -> ctx.update(PAYMENT).set(AMOUNT, 6L).where(ID.eq(1_000L)).execute());
+        assertThat(count(db, "SELECT fencing_term FROM payment WHERE id = 1000 AND amount = 6")).isEqualTo(t);
+        assertThat(highestAccepted()).isEqualTo(t);
+        assertThat(count(db, "SELECT count(*) FROM fencing.term_history WHERE resource = 'settlement' AND term = " + t
+                + " AND leader_id = 'a'")).isEqualTo(1);
+    }
+
+    @Test
+    void staleLeaderWriteIsRejectedAndAudited() {
+        long current = highestAccepted() + 2;
+        newLeader.enter(token(current, "new"));
+        long stale = current - 1;
+        long auditBefore = count(db, "SELECT count(*) FROM fencing.rejected_write");
+
+        assertThatThrownBy(() -> oldLeader.transaction(token(stale, "old"),
+                WriteDescription.of("public.payment", "insert", "pay-2001", "{\"amount\": 10, \"currency\": \"EUR\"}"),
+                ctx -> ctx.insertInto(PAYMENT).set(ID, 2_001L).set(AMOUNT, 10L).execute()))
+                .isInstanceOfSatisfying(StaleTermException.class, e -> {
+                    assertThat(e.resource()).isEqualTo("settlement");
+                    assertThat(e.offeredTerm()).isEqualTo(stale);
+                    assertThat(e.highestAccepted()).isEqualTo(current);
+                    assertThat(e.table()).isEqualTo("public.payment");
+                    assertThat(e.audited()).isTrue();
+                });
+
+        assertThat(count(db, "SELECT count(*) FROM payment WHERE id = 2001")).isZero();
+        assertThat(count(db, "SELECT count(*) FROM fencing.rejected_write")).isEqualTo(auditBefore + 1);
+        assertThat(count(db, "SELECT count(*) FROM fencing.rejected_write WHERE resource = 'settlement'"
+                + " AND offered_term = " + stale + " AND highest_accepted = " + current
+                + " AND leader_id = 'old' AND table_name = 'public.payment' AND operation = 'INSERT'"
+                + " AND business_key = 'pay-2001' AND payload ->> 'currency' = 'EUR' AND NOT payload_truncated"
+                + " AND reason = 'stale_term' AND source = 'writer' AND db_user = 'postgres'"
+                + " AND application_name = 'old-leader'")).isEqualTo(1);
+        assertThat(highestAccepted()).isEqualTo(current);
+    }
+
+    @Test
+    void leaderWhosePooledSessionsWereTerminatedByAnAdvanceIsRejectedAndAudited() {
+        long t = highestAccepted() + 1;
+        oldLeader.transaction(token(t, "old"), ctx -> ctx.insertInto(PAYMENT).set(ID, 3_001L).set(AMOUNT, 1L).execute());
+        newLeader.enter(token(t + 1, "new"));   // terminates the old leader's entered sessions
+        long auditBefore = count(db, "SELECT count(*) FROM fencing.rejected_write WHERE offered_term = " + t);
+
+        assertThatThrownBy(() -> oldLeader.transaction(token(t, "old"),
+                WriteDescription.of("public.payment", "UPDATE", "pay-3001", null),
+                ctx -> ctx.update(PAYMENT).set(AMOUNT, 99L).where(ID.eq(3_001L)).execute()))
+                .isInstanceOfSatisfying(StaleTermException.class, e -> {
+                    assertThat(e.offeredTerm()).isEqualTo(t);
+                    assertThat(e.highestAccepted()).isEqualTo(t + 1);
+                });
+        assertThat(count(db, "SELECT amount FROM payment WHERE id = 3001")).isEqualTo(1);
+        assertThat(count(db, "SELECT count(*) FROM fencing.rejected_write WHERE offered_term = " + t
+                + " AND highest_accepted = " + (t + 1) + " AND business_key = 'pay-3001'"))
+                .isEqualTo(auditBefore + 1);
+    }
+
+    @Test
+    void pausedLeaderTransactionCannotCommitAfterNewTermAdvances() throws Exception {
+        long t = highestAccepted() + 1;
+        CountDownLatch inside = new CountDownLatch(1);
+        CountDownLatch resume = new CountDownLatch(1);
+        AtomicInteger oldPid = new AtomicInteger();
+        ExecutorService pausedLeader = Executors.newSingleThreadExecutor();
+        try {
+            Future<Object> paused = pausedLeader.submit(() -> oldLeader.transaction(token(t, "paused"),
+                    WriteDescription.of("public.payment", "INSERT", "pay-4001", null), ctx -> {
+                        ctx.insertInto(PAYMENT).set(ID, 4_001L).set(AMOUNT, 1L).execute();
+                        oldPid.set(ctx.dsl().fetchSingle("SELECT pg_backend_pid()").get(0, Integer.class));
+                        inside.countDown();
+                        // The "pause": the leader process stops here with its transaction open.
+                        if (!resume.await(60, TimeUnit.SECONDS)) {
+                            throw new IllegalStateException("test never resumed the paused leader");
+                        }
+                        ctx.insertInto(PAYMENT).set(ID, 4_002L).set(AMOUNT, 1L).execute();
+                        return null;
+                    }));
+            assertThat(inside.await(30, TimeUnit.SECONDS)).isTrue();
+
+            // The next leader arrives with t + 1. Its first transaction must not wait for the paused one.
+            newLeader.transaction(token(t + 1, "next"),
+                    ctx -> ctx.insertInto(PAYMENT).set(ID, 4_100L).set(AMOUNT, 2L).set(NOTE, "next").execute());
+
+            // The paused session was terminated within the configured bound (advance_timeout, default 5s).
+            await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(20))
+                    .until(() -> count(db, "SELECT count(*) FROM pg_stat_activity WHERE pid = " + oldPid.get()) == 0);
+
+            resume.countDown();
+            assertThatThrownBy(paused::get).isInstanceOf(ExecutionException.class)
+                    .cause().isInstanceOfSatisfying(StaleTermException.class, e -> {
+                        assertThat(e.offeredTerm()).isEqualTo(t);
+                        assertThat(e.highestAccepted()).isEqualTo(t + 1);
+                        assertThat(e.audited()).isTrue();
+                    });
+        } finally {
+            resume.countDown();
+            pausedLeader.shutdownNow();
+        }
+        assertThat(count(db, "SELECT count(*) FROM payment WHERE id IN (4001, 4002)")).isZero();
+        assertThat(count(db, "SELECT fencing_term FROM payment WHERE id = 4100")).isEqualTo(t + 1);
+        assertThat(count(db, "SELECT terminated_sessions FROM fencing.term_history WHERE resource = 'settlement'"
+                + " AND term = " + (t + 1))).isGreaterThanOrEqualTo(1);
+        assertThat(count(db, "SELECT count(*) FROM fencing.rejected_write WHERE business_key = 'pay-4001'"
+                + " AND offered_term = " + t + " AND highest_accepted = " + (t + 1))).isEqualTo(1);
+    }
+
+    @Test
+    void writingATableOfAnotherResourceInsideTheWriterIsRejectedAsNotFenced() {
+        Fixtures.sql(db, "CREATE TABLE IF NOT EXISTS public.invoice (id bigint PRIMARY KEY)",
+                "SELECT fencing.protect_table('public.invoice', 'billing')");
+        long t = highestAccepted() + 1;
+        assertThatThrownBy(() -> newLeader.transaction(token(t, "new"), ctx -> {
+            ctx.insertInto(PAYMENT).set(ID, 5_001L).set(AMOUNT, 1L).execute();
+            return ctx.dsl().insertInto(org.jooq.impl.DSL.table("public.invoice"))
+                    .columns(org.jooq.impl.DSL.field("id")).values(1).execute();
+        })).isInstanceOfSatisfying(NotFencedException.class, e -> {
+            assertThat(e.resource()).isEqualTo("billing");
+            assertThat(e.table()).isEqualTo("public.invoice");
+        });
+        assertThat(count(db, "SELECT count(*) FROM payment WHERE id = 5001")).isZero();
+        assertThat(count(db, "SELECT count(*) FROM fencing.rejected_write WHERE resource = 'billing'"
+                + " AND reason = 'no_term' AND source = 'trigger'")).isEqualTo(1);
+    }
+
+    @Test
+    void sessionsEnteredAtTheCurrentTermAreListedForDbas() throws Exception {
+        long t = highestAccepted() + 1;
+        newLeader.transaction(token(t, "new"), ctx -> ctx.insertInto(PAYMENT).set(ID, 6_001L).set(AMOUNT, 1L).execute());
+        try (Connection c = Fixtures.connect(db); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT application_name FROM fencing.entered_sessions"
+                     + " WHERE resource = 'settlement'")) {
+            assertThat(rs.next()).isTrue();
+            assertThat(rs.getString(1)).isEqualTo("new-leader");
+        }
+    }
+}

@@ -1,0 +1,137 @@
+package dev.fenceline.fencing;
+
+import static dev.fenceline.fencing.Fixtures.count;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.fenceline.testkit.TestDatabase;
+import dev.fenceline.testkit.junit.PostgresExtension;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/** Writes that bypass the writer (raw JDBC, psql, other services) are fenced by the statement trigger. */
+@ExtendWith(PostgresExtension.class)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class TriggerModeIT {
+    private TestDatabase db;
+
+    @BeforeAll
+    void setUp(TestDatabase db) {
+        this.db = db;
+        Fixtures.migrate(db);
+        Fixtures.createProtectedPaymentTable(db, "ledger");
+        Fixtures.sql(db, "SELECT fencing.enter('ledger', 5, 'leader-5')",
+                "INSERT INTO payment (id, amount) SELECT g, 1 FROM generate_series(1, 10) g");
+    }
+
+    private static void inTransaction(Connection c, String... statements) throws SQLException {
+        c.setAutoCommit(false);
+        try (Statement s = c.createStatement()) {
+            for (String sql : statements) {
+                s.execute(sql);
+            }
+            c.commit();
+        } catch (SQLException e) {
+            c.rollback();
+            throw e;
+        } finally {
+            c.setAutoCommit(true);
+        }
+    }
+
+    @Test
+    void rawUpdateWithoutTermIsRejectedAndAuditedViaDblink() throws Exception {
+        String audited = "SELECT count(*) FROM fencing.rejected_write WHERE reason = 'no_term'"
+                + " AND source = 'trigger' AND resource = 'ledger' AND table_name = 'public.payment'"
+                + " AND operation = 'UPDATE' AND offered_term IS NULL AND highest_accepted = 5";
+        long before = count(db, audited);
+        try (Connection c = Fixtures.connect(db)) {
+            assertThatThrownBy(() -> inTransaction(c, "UPDATE payment SET amount = 100 WHERE id = 1"))
+                    .isInstanceOfSatisfying(SQLException.class, e -> {
+                        assertThat(e.getSQLState()).isEqualTo("FL002");
+                        assertThat(e.getMessage()).contains("no fencing term", "ledger", "public.payment");
+                    });
+        }
+        assertThat(count(db, "SELECT amount FROM payment WHERE id = 1")).isEqualTo(1);
+        assertThat(count(db, audited)).isEqualTo(before + 1);
+    }
+
+    @Test
+    void rawUpdateWithStaleTermIsRejectedAndAuditedViaDblink() throws Exception {
+        try (Connection c = Fixtures.connect(db)) {
+            assertThatThrownBy(() -> inTransaction(c, "SET LOCAL fencing.term = '4'",
+                    "SET LOCAL fencing.leader_id = 'leader-4'", "UPDATE payment SET amount = 100 WHERE id = 2"))
+                    .isInstanceOfSatisfying(SQLException.class, e -> {
+                        assertThat(e.getSQLState()).isEqualTo("FL001");
+                        assertThat(e.getMessage()).contains("stale term 4", "ledger", "highest accepted 5");
+                    });
+        }
+        assertThat(count(db, "SELECT amount FROM payment WHERE id = 2")).isEqualTo(1);
+        assertThat(count(db, "SELECT count(*) FROM fencing.rejected_write WHERE reason = 'stale_term'"
+                + " AND source = 'trigger' AND offered_term = 4 AND highest_accepted = 5 AND leader_id = 'leader-4'"
+                + " AND operation = 'UPDATE' AND table_name = 'public.payment'")).isEqualTo(1);
+    }
+
+    @Test
+    void rawWriteWithCurrentTermIsAcceptedAndInsertsAreStampedByTheColumnDefault() throws Exception {
+        try (Connection c = Fixtures.connect(db)) {
+            inTransaction(c, "SET LOCAL fencing.term = '5'", "INSERT INTO payment (id, amount) VALUES (500, 7)");
+            // The session stays entered: later transactions need no term (and TRUNCATE-free deletes pass too).
+            inTransaction(c, "DELETE FROM payment WHERE id = 500");
+        }
+        try (Connection c = Fixtures.connect(db)) {
+            inTransaction(c, "SET LOCAL fencing.term = '5'", "INSERT INTO payment (id, amount) VALUES (501, 7)");
+        }
+        assertThat(count(db, "SELECT fencing_term FROM payment WHERE id = 501")).isEqualTo(5);
+        assertThat(count(db, "SELECT count(*) FROM payment WHERE id = 500")).isZero();
+    }
+
+    @Test
+    void truncateWithoutTermIsRejected() throws Exception {
+        try (Connection c = Fixtures.connect(db)) {
+            assertThatThrownBy(() -> inTransaction(c, "TRUNCATE payment"))
+                    .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("FL002"));
+        }
+        assertThat(count(db, "SELECT count(*) FROM payment")).isGreaterThanOrEqualTo(10);
+    }
+
+    @Test
+    void breakGlassByMemberIsAllowedAndLoggedInTheSameTransaction() throws Exception {
+        Fixtures.sql(db, "GRANT SELECT, UPDATE ON payment TO fencing_break_glass");
+        try (Connection c = Fixtures.connect(db)) {
+            inTransaction(c, "SET LOCAL ROLE fencing_break_glass",
+                    "SET LOCAL fencing.break_glass = 'INC-42 fix amount by hand'",
+                    "UPDATE payment SET amount = 42 WHERE id = 3");
+        }
+        assertThat(count(db, "SELECT amount FROM payment WHERE id = 3")).isEqualTo(42);
+        assertThat(count(db, "SELECT count(*) FROM fencing.break_glass_log WHERE resource = 'ledger'"
+                + " AND table_name = 'public.payment' AND operation = 'UPDATE'"
+                + " AND reason = 'INC-42 fix amount by hand' AND db_user = 'fencing_break_glass'")).isEqualTo(1);
+    }
+
+    @Test
+    void breakGlassByNonMemberIsRefused() throws Exception {
+        Fixtures.sql(db, "GRANT SELECT, UPDATE ON payment TO fencing_app");
+        try (Connection c = Fixtures.connect(db)) {
+            assertThatThrownBy(() -> inTransaction(c, "SET LOCAL ROLE fencing_app",
+                    "SET LOCAL fencing.break_glass = 'let me in'", "UPDATE payment SET amount = 43 WHERE id = 4"))
+                    .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("FL007"));
+        }
+        assertThat(count(db, "SELECT amount FROM payment WHERE id = 4")).isEqualTo(1);
+    }
+
+    @Test
+    void nonNumericTermIsRejectedAsInvalid() throws Exception {
+        try (Connection c = Fixtures.connect(db)) {
+            assertThatThrownBy(() -> inTransaction(c, "SET LOCAL fencing.term = '5; DROP TABLE payment'",
+                    "UPDATE payment SET amount = 2 WHERE id = 5"))
+                    .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("FL003"));
+        }
+        assertThat(count(db, "SELECT count(*) FROM payment WHERE id = 5 AND amount = 1")).isEqualTo(1);
+    }
+}
