@@ -28,16 +28,24 @@ public final class Validation {
             throw new BadInputException("--jdbc-url must be a PostgreSQL JDBC URL such as "
                     + "jdbc:postgresql://127.0.0.1:5432/fenceline?user=postgres (got '" + url + "')");
         }
-        Properties parsed = org.postgresql.Driver.parseURL(u, new Properties());
-        if (parsed == null) {
-            throw new BadInputException("--jdbc-url is malformed: '" + url + "'");
-        }
-        String port = parsed.getProperty("PGPORT");
-        if (port != null) {
-            for (String p : port.split(",")) {
+        if (u.startsWith("jdbc:postgresql://")) {
+            String rest = u.substring("jdbc:postgresql://".length());
+            int end = rest.length();
+            for (char ch : new char[] {'/', '?'}) {
+                int i = rest.indexOf(ch);
+                if (i >= 0 && i < end) {
+                    end = i;
+                }
+            }
+            for (String hostPort : rest.substring(0, end).split(",", -1)) {
+                int colon = hostPort.lastIndexOf(':');
+                if (colon < 0 || hostPort.endsWith("]")) {
+                    continue; // default port
+                }
+                String p = hostPort.substring(colon + 1);
                 int n;
                 try {
-                    n = Integer.parseInt(p.trim());
+                    n = Integer.parseInt(p);
                 } catch (NumberFormatException e) {
                     throw new BadInputException("--jdbc-url has a malformed port '" + p + "': '" + url + "'");
                 }
@@ -45,6 +53,10 @@ public final class Validation {
                     throw new BadInputException("--jdbc-url port must be 1..65535 (got " + n + "): '" + url + "'");
                 }
             }
+        }
+        Properties parsed = org.postgresql.Driver.parseURL(u, new Properties());
+        if (parsed == null) {
+            throw new BadInputException("--jdbc-url is malformed: '" + url + "'");
         }
         String db = parsed.getProperty("PGDBNAME");
         if (db == null || db.isBlank()) {
@@ -63,6 +75,9 @@ public final class Validation {
             String e = raw.trim();
             if (e.isEmpty()) {
                 throw new BadInputException("--etcd contains an empty endpoint: '" + csv + "'");
+            }
+            if (!e.startsWith("http://") && !e.startsWith("https://")) {
+                throw new BadInputException("--etcd endpoint must start with http:// or https://: '" + e + "'");
             }
             URI uri;
             try {

@@ -122,7 +122,8 @@ class StatusAndAuditIT {
     void auditRejectedInTableJsonAndCsv() throws Exception {
         SampleProcesses.Result table = s.cli("audit", "rejected");
         assertThat(table.exit()).isZero();
-        assertThat(table.stdout().lines().findFirst().orElseThrow()).startsWith("id | rejected_at | resource | offered_term");
+        assertThat(table.stdout().lines().findFirst().orElseThrow().split("\\s*\\|\\s*"))
+                .startsWith("id", "rejected_at", "resource", "offered_term", "highest_accepted");
         assertThat(table.stdout()).contains("(2 rows)").contains("stale_term").contains("no_term");
 
         SampleProcesses.Result json = s.cli("audit", "rejected", "--format", "json");
