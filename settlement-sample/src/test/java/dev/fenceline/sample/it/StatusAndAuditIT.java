@@ -7,9 +7,14 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.fenceline.election.ElectionAdmin;
 import dev.fenceline.testkit.EtcdCluster;
+import dev.fenceline.testkit.FreePorts;
 import dev.fenceline.testkit.TestDatabase;
 import dev.fenceline.testkit.junit.EtcdClusterExtension;
 import dev.fenceline.testkit.junit.PostgresExtension;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -36,6 +41,7 @@ class StatusAndAuditIT {
     private static final ObjectMapper JSON = new ObjectMapper();
     private SampleProcesses s;
     private long term;
+    private int metricsPort;
 
     @BeforeAll
     void start(TestDatabase db, EtcdCluster etcd) throws Exception {
@@ -45,7 +51,8 @@ class StatusAndAuditIT {
         try (ElectionAdmin admin = s.admin()) {
             admin.ensureTermAtLeast(SampleProcesses.ELECTION, 5);   // so that term 1 is stale below
         }
-        s.startWorker("w1", "--ttl-ms", "5000", "--batch-size", "50", "--interval-ms", "20");
+        metricsPort = FreePorts.next();
+        s.startWorker("w1", "--ttl-ms", "5000", "--batch-size", "50", "--interval-ms", "20", "--metrics-port", Integer.toString(metricsPort));
         await("all settled").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).until(() -> s.pending() == 0);
         term = s.scalar("SELECT max(term) FROM settlement.settlement_batch");
         // two writes that bypass the writer: one with a stale term, one without any: both rejected by the trigger and audited
@@ -167,6 +174,26 @@ class StatusAndAuditIT {
 
     @Test
     @Order(5)
+    void workerServesPrometheusMetricsAndHealth() throws Exception {
+        HttpClient http = HttpClient.newHttpClient();
+        HttpResponse<String> metrics = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + metricsPort + "/metrics")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(metrics.statusCode()).isEqualTo(200);
+        assertThat(metrics.body()).contains("fenceline_sample_batches_total{").contains("outcome=\"committed\"")
+                .contains("fenceline_sample_payments_settled_total").contains("fenceline_sample_leader{")
+                .contains("worker=\"w1\"");
+        HttpResponse<String> health = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + metricsPort + "/health")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(health.statusCode()).isEqualTo(200);
+        JsonNode h = JSON.readTree(health.body());
+        assertThat(h.get("status").asText()).isEqualTo("UP");
+        assertThat(h.get("state").asText()).isEqualTo("LEADER");
+        assertThat(h.get("term").asLong()).isEqualTo(term);
+        assertThat(h.get("batches_committed").asLong()).isEqualTo(6);
+    }
+
+    @Test
+    @Order(6)
     void pauseMakesTheLeaderResignAndResumeLetsItCampaignAgain() throws Exception {
         try (ElectionAdmin admin = s.admin()) {
             SampleProcesses.Result pause = s.cli("pause");
