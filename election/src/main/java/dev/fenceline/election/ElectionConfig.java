@@ -338,6 +338,10 @@ public final class ElectionConfig {
       URI uri = null;
       if (e == null || e.isBlank()) {
         why = "it is empty";
+      } else if (e.trim().startsWith("https://")) {
+        why = "TLS (https) is not supported";
+      } else if (!e.trim().startsWith("http://")) {
+        why = "it must start with http://";
       } else {
         try {
           uri = URI.create(e.trim());
@@ -345,9 +349,7 @@ public final class ElectionConfig {
           why = "it is not a URI (" + ex.getMessage() + ")";
         }
       }
-      if (why == null && !"http".equals(uri.getScheme())) {
-        why = "the scheme must be http (TLS is not supported)";
-      } else if (why == null && (uri.getHost() == null || uri.getHost().isEmpty())) {
+      if (why == null && (uri.getHost() == null || uri.getHost().isEmpty())) {
         why = "it has no host";
       } else if (why == null && (uri.getPort() < 1 || uri.getPort() > 65535)) {
         why = "it has no port in 1..65535";

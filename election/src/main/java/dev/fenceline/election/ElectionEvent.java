@@ -15,6 +15,9 @@ import java.util.Optional;
  * @param reason       short human-readable cause ("campaign won", "renewal timed out", ...)
  * @param nanoTime     {@link System#nanoTime()} when the state changed (before listeners were called)
  * @param wallTime     wall clock when the state changed
+ * @param validUntilNanos the lease keeper's validity deadline ({@link System#nanoTime()} scale) at the change:
+ *                     send time of the last confirmed renewal + TTL − safety margin; etcd cannot expire the
+ *                     lease before {@code validUntilNanos + safetyMargin}
  * @param leadership   the leadership concerned, or null
  */
 public record ElectionEvent(
@@ -27,6 +30,7 @@ public record ElectionEvent(
     String reason,
     long nanoTime,
     Instant wallTime,
+    long validUntilNanos,
     Leadership leadership) {
 
   public Optional<Leadership> leadershipIfAny() {

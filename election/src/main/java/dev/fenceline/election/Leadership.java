@@ -40,7 +40,8 @@ public interface Leadership {
 
   /**
    * The local deadline on the {@link System#nanoTime()} scale: send time of the last confirmed lease renewal
-   * + TTL − safety margin. Moves forward with renewals; meaningless once {@link #lost()} completed.
+   * + TTL − safety margin. Moves forward with renewals; once the term ended it is frozen at the instant
+   * validity ended (the earlier of that deadline and the end of the term).
    */
   long validUntilNanos();
 

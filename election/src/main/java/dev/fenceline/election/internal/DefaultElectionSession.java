@@ -58,7 +58,9 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
   private volatile boolean crashed;
   private final Object watchLock = new Object();
   private Watch.Watcher watcher;
-  private long lastRevision;
+  private long watchGeneration;
+  private final java.util.concurrent.atomic.AtomicLong lastRevision = new java.util.concurrent.atomic.AtomicLong();
+  private volatile boolean watchDelivering;
   private final Backoff watchBackoff;
   private Thread shutdownHook;
 
@@ -83,10 +85,8 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
     DefaultElectionSession s = new DefaultElectionSession(config);
     try {
       long revision = s.keeper.grantInitial(config.connectTimeout());
-      synchronized (s.watchLock) {
-        s.lastRevision = revision;
-        s.startWatch();
-      }
+      s.lastRevision.set(revision);
+      s.startWatch();
     } catch (RuntimeException e) {
       s.shutdownQuietly();
       throw e;
@@ -208,29 +208,44 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
 
   // ------------------------------------------------------------------ watch
 
+  /*
+   * Lock discipline: jetcd invokes our watch callbacks while holding its own internal lock, so callbacks
+   * never take watchLock; they only read volatile/atomic fields or hand work to workPool. And we never call
+   * into jetcd (watch(), close()) while holding watchLock.
+   */
   private void startWatch() {
-    // caller holds watchLock
     if (closed.get() || crashed) {
       return;
     }
+    long generation;
+    synchronized (watchLock) {
+      generation = ++watchGeneration;
+    }
     WatchOption opt = WatchOption.builder()
         .isPrefix(true)
-        .withRevision(lastRevision + 1)
+        .withRevision(lastRevision.get() + 1)
         .withRequireLeader(true) // a member cut off from the quorum cancels the watch instead of going silent
         .build();
-    Watch.Watcher[] self = new Watch.Watcher[1];
-    self[0] = etcd.client().getWatchClient().watch(bytes(config.keyPrefix()), opt, Watch.listener(
-        this::onWatchResponse, t -> onWatchError(self[0], t), () -> onWatchError(self[0], null)));
-    watcher = self[0];
+    Watch.Watcher w = etcd.client().getWatchClient().watch(bytes(config.keyPrefix()), opt, Watch.listener(
+        this::onWatchResponse, t -> onWatchError(generation, t), () -> onWatchError(generation, null)));
+    boolean current;
+    synchronized (watchLock) {
+      current = generation == watchGeneration && !closed.get();
+      if (current) {
+        watcher = w;
+      }
+    }
+    if (!current) {
+      w.close();
+    }
   }
 
   private void onWatchResponse(WatchResponse r) {
-    watchBackoff.reset();
+    if (!r.getEvents().isEmpty()) {
+      watchDelivering = true;
+    }
     for (WatchEvent ev : r.getEvents()) {
-      long rev = ev.getKeyValue().getModRevision();
-      synchronized (watchLock) {
-        lastRevision = Math.max(lastRevision, rev);
-      }
+      lastRevision.accumulateAndGet(ev.getKeyValue().getModRevision(), Math::max);
       String key = string(ev.getKeyValue().getKey());
       if (!key.startsWith(config.keyPrefix())) {
         continue;
@@ -247,45 +262,68 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
     }
   }
 
-  private void onWatchError(Watch.Watcher which, Throwable t) {
+  /** @param generation the failing watcher's generation; -1 = a failed restart */
+  private void onWatchError(long generation, Throwable t) {
     if (closed.get() || crashed) {
       return;
     }
-    synchronized (watchLock) {
-      if (which != null && which != watcher) {
-        return; // an old watcher's late error
-      }
-      if (watcher != null) {
-        watcher.close();
-        watcher = null;
-      }
-      metrics.watchRestarts.increment();
-      boolean compacted = LeaseKeeper.unwrap(t) instanceof CompactedException;
-      log.warn("watch ended, re-creating: prefix={} from_revision={} error=\"{}\"", config.keyPrefix(),
-          compacted ? "current" : lastRevision + 1, t == null ? "stream completed" : LeaseKeeper.describe(t));
-      Duration delay = watchBackoff.next();
-      schedule(() -> restartWatch(compacted), delay);
+    try {
+      workPool.execute(() -> handleWatchError(generation, t)); // leave jetcd's lock first
+    } catch (java.util.concurrent.RejectedExecutionException ignored) {
+      // closing
     }
   }
 
+  private void handleWatchError(long generation, Throwable t) {
+    Watch.Watcher old;
+    Duration delay;
+    synchronized (watchLock) {
+      if (generation != -1 && generation != watchGeneration) {
+        return; // a late error of a watcher we already replaced
+      }
+      watchGeneration++; // any further callbacks of the failed watcher are ignored
+      old = watcher;
+      watcher = null;
+      if (watchDelivering) {
+        watchBackoff.reset();
+        watchDelivering = false;
+      }
+      delay = watchBackoff.next();
+    }
+    if (old != null) {
+      old.close();
+    }
+    metrics.watchRestarts.increment();
+    boolean compacted = LeaseKeeper.unwrap(t) instanceof CompactedException;
+    log.warn("watch ended, re-creating in {} ms: prefix={} from_revision={} error=\"{}\"", delay.toMillis(),
+        config.keyPrefix(), compacted ? "current" : lastRevision.get() + 1,
+        t == null ? "stream completed" : LeaseKeeper.describe(t));
+    schedule(() -> restartWatch(compacted), delay);
+  }
+
   private void restartWatch(boolean fromCurrent) {
+    if (closed.get() || crashed) {
+      return;
+    }
     if (fromCurrent) {
       etcd.get(config.keyPrefix()).whenComplete((r, e) -> {
         if (e != null) {
-          onWatchError(null, e);
+          onWatchError(-1, e);
           return;
         }
-        synchronized (watchLock) {
-          lastRevision = r.getHeader().getRevision();
-          startWatch();
+        lastRevision.set(r.getHeader().getRevision());
+        try {
+          workPool.execute(() -> {
+            startWatch();
+            elections.values().forEach(DefaultLeaderElection::poke);
+          });
+        } catch (java.util.concurrent.RejectedExecutionException ignored) {
+          // closing
         }
-        elections.values().forEach(DefaultLeaderElection::poke);
       });
       return;
     }
-    synchronized (watchLock) {
-      startWatch();
-    }
+    startWatch();
     elections.values().forEach(DefaultLeaderElection::poke); // events may have been missed: everyone re-reads
   }
 
@@ -337,12 +375,7 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
   }
 
   private void shutdownQuietly() {
-    synchronized (watchLock) {
-      if (watcher != null) {
-        watcher.close();
-        watcher = null;
-      }
-    }
+    closeWatcher();
     keeper.close();
     leaseThread.shutdownNow();
     workPool.shutdownNow();
@@ -372,18 +405,25 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
     }
     leaseThread.shutdownNow();
     workPool.shutdownNow();
-    synchronized (watchLock) {
-      if (watcher != null) {
-        watcher.close();
-        watcher = null;
-      }
-    }
+    closeWatcher();
     try {
       etcd.close();
     } catch (RuntimeException ignored) {
       // crashing
     }
     listenerThread.shutdownNow();
+  }
+
+  private void closeWatcher() {
+    Watch.Watcher w;
+    synchronized (watchLock) {
+      watchGeneration++;
+      w = watcher;
+      watcher = null;
+    }
+    if (w != null) {
+      w.close();
+    }
   }
 
   private static ThreadFactory daemon(String name) {

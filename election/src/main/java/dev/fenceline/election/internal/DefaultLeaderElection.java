@@ -113,7 +113,7 @@ final class DefaultLeaderElection implements LeaderElection {
     this.keeper = session.keeper();
     this.etcd = session.etcd();
     this.backoff = new Backoff(config.retryBackoffMin(), config.retryBackoffMax());
-    this.meters = session.metrics().forElection(electionName, this,
+    this.meters = session.metrics().forElection(electionName, candidateId, this,
         o -> ((DefaultLeaderElection) o).leaderGauge(), o -> ((DefaultLeaderElection) o).termGauge());
   }
 
@@ -345,6 +345,12 @@ final class DefaultLeaderElection implements LeaderElection {
   }
 
   private void decide(GetResponse resp) {
+    if (recordToDelete != null) {
+      // A resign happened while this read was in flight: the read may still show our record. Deleting it
+      // comes first; the next evaluation reads again.
+      dirty = true;
+      return;
+    }
     if (lifecycle.get() != Lifecycle.STARTED) {
       return;
     }
@@ -613,7 +619,7 @@ final class DefaultLeaderElection implements LeaderElection {
           keys.election(), candidateId, from, to, term, lease, reason);
     }
     ElectionEvent event = new ElectionEvent(keys.election(), candidateId, from, to, term, lease, reason, nanos,
-        wall, l);
+        wall, keeper.view().validUntilNanos(), l);
     for (ListenerEntry e : listeners) {
       e.deliver(event);
     }

@@ -15,7 +15,7 @@ import java.util.function.ToDoubleFunction;
 
 /**
  * Micrometer meters. Session-level (lease, watch, requests) meters carry no election tag because one lease
- * serves all elections; per-election meters carry {@code election=<name>}. Names (Prometheus form in
+ * serves all elections; per-election meters carry {@code election=<name>} and {@code candidate=<id>}. Names (Prometheus form in
  * parentheses):
  * <ul>
  *   <li>{@code fenceline.election.leader} (fenceline_election_leader) gauge 1 while LEADER and valid</li>
@@ -67,9 +67,9 @@ final class ElectionMetrics {
     return requestTotal.sum();
   }
 
-  PerElection forElection(String election, Object owner, ToDoubleFunction<Object> isLeader,
+  PerElection forElection(String election, String candidate, Object owner, ToDoubleFunction<Object> isLeader,
       ToDoubleFunction<Object> term) {
-    return new PerElection(election, owner, isLeader, term);
+    return new PerElection(election, candidate, owner, isLeader, term);
   }
 
   final class PerElection {
@@ -80,18 +80,21 @@ final class ElectionMetrics {
     private final List<Meter> meters = new ArrayList<>();
     private final ConcurrentMap<String, Counter> lost = new ConcurrentHashMap<>();
 
-    private PerElection(String election, Object owner, ToDoubleFunction<Object> isLeader,
+    private final String candidate;
+
+    private PerElection(String election, String candidate, Object owner, ToDoubleFunction<Object> isLeader,
         ToDoubleFunction<Object> term) {
       this.election = election;
-      meters.add(Gauge.builder("fenceline.election.leader", owner, isLeader).tag("election", election)
+      this.candidate = candidate;
+      meters.add(Gauge.builder("fenceline.election.leader", owner, isLeader).tag("election", election).tag("candidate", candidate)
           .description("1 while this process is LEADER with a valid deadline").register(registry));
-      meters.add(Gauge.builder("fenceline.election.term", owner, term).tag("election", election)
+      meters.add(Gauge.builder("fenceline.election.term", owner, term).tag("election", election).tag("candidate", candidate)
           .description("term held, else the last term seen").register(registry));
-      suspectTransitions = add(Counter.builder("fenceline.election.suspect.transitions").tag("election", election)
+      suspectTransitions = add(Counter.builder("fenceline.election.suspect.transitions").tag("election", election).tag("candidate", candidate)
           .description("LEADER -> SUSPECT transitions").register(registry));
-      takeover = add(Timer.builder("fenceline.election.takeover").tag("election", election)
+      takeover = add(Timer.builder("fenceline.election.takeover").tag("election", election).tag("candidate", candidate)
           .description("leader key seen absent -> campaign won").register(registry));
-      won = add(Counter.builder("fenceline.election.won").tag("election", election)
+      won = add(Counter.builder("fenceline.election.won").tag("election", election).tag("candidate", candidate)
           .description("terms won").register(registry));
     }
 
@@ -101,7 +104,7 @@ final class ElectionMetrics {
     }
 
     void lost(String reason) {
-      lost.computeIfAbsent(reason, r -> add(Counter.builder("fenceline.election.lost").tag("election", election)
+      lost.computeIfAbsent(reason, r -> add(Counter.builder("fenceline.election.lost").tag("election", election).tag("candidate", candidate)
           .tag("reason", r).description("terms that ended").register(registry))).increment();
     }
 
