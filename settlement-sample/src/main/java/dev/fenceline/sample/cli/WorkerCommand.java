@@ -6,7 +6,6 @@ import dev.fenceline.sample.worker.WorkerConfig;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.Callable;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
@@ -14,9 +13,10 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 @Command(name = "worker", mixinStandardHelpOptions = true,
-        description = {"Run a settlement worker until SIGTERM/SIGINT: campaign in the election; while leader, settle a batch of",
-                "PENDING payments every interval through the fenced writer. On SIGTERM: stop taking batches, finish the",
-                "current one, resign, exit 0 (within the TTL)."})
+        description = {"Run a settlement worker (campaigns; while leader, settles batches through the fenced writer).",
+                "Runs until SIGTERM/SIGINT. While its leadership is valid it settles one batch of PENDING payments every",
+                "interval, in one fenced transaction carrying its term. On SIGTERM: stop taking batches, finish the current",
+                "one, resign, exit 0 (within the TTL). Keeps retrying while etcd is unreachable."})
 final class WorkerCommand implements Callable<Integer> {
     private static final Logger log = LoggerFactory.getLogger(WorkerCommand.class);
 
@@ -107,9 +107,5 @@ final class WorkerCommand implements Callable<Integer> {
                 log.debug("cannot handle SIG{}: {}", name, e.getMessage());
             }
         }
-    }
-
-    static long millis(Duration d) {
-        return TimeUnit.NANOSECONDS.toMillis(d.toNanos());
     }
 }

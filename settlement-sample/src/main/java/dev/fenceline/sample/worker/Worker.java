@@ -142,11 +142,27 @@ public final class Worker implements AutoCloseable {
                 log.info("worker {}: /metrics and /health on http://{}:{}/", cfg.workerId(), cfg.metricsHost(), metrics.port());
             }
             ElectionConfig ec = ElectionConfig.builder().endpoints(cfg.etcdEndpoints()).ttl(cfg.ttl()).meterRegistry(registry).build();
-            admin = ElectionAdmin.connect(ec);
-            // A coordinator rebuilt from nothing restarts its term counter: make sure the next term is above the
-            // database's mark before campaigning, or every write of the new leader would be rejected as stale.
-            raiseTermFloor(admin, db, 0);
-            session = ElectionSession.open(ec);
+            // etcd may be down when the worker starts: keep trying (a stateless worker must not need a restart)
+            for (int attempt = 1; admin == null || session == null; attempt++) {
+                try {
+                    if (admin == null) {
+                        admin = ElectionAdmin.connect(ec);
+                    }
+                    // A coordinator rebuilt from nothing restarts its term counter: make sure the next term is above
+                    // the database's mark before campaigning, or every write of the new leader would be rejected.
+                    raiseTermFloor(admin, db, 0);
+                    session = ElectionSession.open(ec);
+                } catch (RuntimeException | SQLException ex) {
+                    if (attempt == 1 || attempt % 10 == 0) {
+                        log.warn("worker {}: cannot reach etcd or the database yet (attempt {}): {}; retrying", cfg.workerId(),
+                                attempt, SampleDatabase.rootMessage(ex));
+                    }
+                    sleep(Duration.ofSeconds(1));
+                    if (stopping.get()) {
+                        return 0;
+                    }
+                }
+            }
             Map<String, String> meta = new LinkedHashMap<>();
             meta.put("pid", String.valueOf(ProcessHandle.current().pid()));
             meta.put("worker", cfg.workerId());
@@ -164,15 +180,26 @@ public final class Worker implements AutoCloseable {
                     sleep(cfg.interval());
                     continue;
                 }
-                if (l.term() != checkedTerm) {
-                    checkedTerm = l.term();
-                    if (!termAboveMark(admin, db, l, e)) {
-                        continue;
+                try {
+                    if (l.term() != checkedTerm) {
+                        if (!termAboveMark(admin, db, l, e)) {
+                            checkedTerm = l.term();
+                            continue;
+                        }
+                        checkedTerm = l.term();
                     }
-                }
-                boolean worked = runOneBatch(job, l);
-                if (!stopping.get()) {
-                    sleep(worked ? cfg.interval() : cfg.interval().multipliedBy(2));
+                    String outcome = runOneBatch(job, l);
+                    if ("rejected".equals(outcome)) {
+                        checkedTerm = -1; // still leader in etcd but stale in the database: compare with the mark again
+                    }
+                    if (!stopping.get()) {
+                        sleep(outcome != null ? cfg.interval() : cfg.interval().multipliedBy(2));
+                    }
+                } catch (RuntimeException | SQLException ex) {
+                    // transient trouble (database or etcd unreachable): log, back off, try again; never die of it
+                    checkedTerm = -1;
+                    log.warn("worker {} term {}: {}; retrying", cfg.workerId(), l.term(), SampleDatabase.rootMessage(ex));
+                    sleep(cfg.interval().multipliedBy(5));
                 }
             }
             return 0;
@@ -233,21 +260,21 @@ public final class Worker implements AutoCloseable {
         }
     }
 
-    /** Returns true when a batch was attempted. */
-    private boolean runOneBatch(SettlementJob job, Leadership l) {
+    /** Returns the outcome of the batch attempted, or null when there was nothing to do. */
+    private String runOneBatch(SettlementJob job, Leadership l) {
         // Fail closed: re-check validity right before taking work.
         if (stopping.get() || !l.isValidNow()) {
-            return false;
+            return null;
         }
         SettlementJob.Plan plan;
         try {
             plan = job.plan();
         } catch (SQLException ex) {
             log.warn("worker {}: cannot read pending payments: {}", cfg.workerId(), SampleDatabase.rootMessage(ex));
-            return false;
+            return null;
         }
         if (plan == null || stopping.get() || !l.isValidNow()) {
-            return false;
+            return null;
         }
         long term = l.term();
         history.event("validity", "term", term, "valid_from_mono_ns", leaderSince.getOrDefault(term, System.nanoTime()),
@@ -290,7 +317,7 @@ public final class Worker implements AutoCloseable {
         batches(outcome).increment();
         history.event("batch", "phase", "end", "term", term, "batch_key", plan.key(), "outcome", outcome,
                 "payments", plan.size(), "error", error);
-        return true;
+        return outcome;
     }
 
     private void insideBatchHook(long term, String key) throws InterruptedException {
