@@ -1,0 +1,247 @@
+package dev.fenceline.fencing.bench;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.fenceline.db.DatabaseConfig;
+import dev.fenceline.db.Databases;
+import dev.fenceline.fencing.FencedWriter;
+import dev.fenceline.fencing.FencedWriterConfig;
+import dev.fenceline.fencing.FencingToken;
+import dev.fenceline.migrations.FencingMigrations;
+import dev.fenceline.testkit.PostgresServer;
+import dev.fenceline.testkit.TestDatabase;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * What fencing costs: the same business transaction unfenced, through the {@link FencedWriter} (writer mode) and as
+ * raw JDBC carrying {@code fencing.term} (trigger mode), interleaved in rounds, at 1/4/16 connections, for a
+ * single-row transaction and a 100-row batch, against a DURABLE PostgreSQL (fsync, synchronous_commit on).
+ *
+ * <p>Not a test. Run: {@code mvn -B -ntp -q -pl fencing-jdbc -am test-compile exec:java@fence-bench}
+ * (-Dbench.seconds=3 -Dbench.rounds=4 -Dbench.connections=1,4,16 -Dbench.kinds=single,batch).
+ *
+ * <p>Business transactions (identical SQL in every mode, only the table differs):
+ * <ul>
+ *   <li>single: {@code UPDATE account SET balance = balance + 1 WHERE id = ?} on a random one of 10 000 rows;</li>
+ *   <li>batch: one {@code INSERT INTO entry (account, amount) VALUES (?, ?), ... } of 100 rows;</li>
+ *   <li>statements: a JDBC batch of 100 {@code INSERT INTO entry (account, amount) VALUES (?, ?)} (100 statements
+ *       in one round trip, so the statement trigger fires 100 times per transaction: its worst case).</li>
+ * </ul>
+ */
+public final class FenceBenchmark {
+    private static final int ACCOUNTS = 10_000;
+    private static final int BATCH = 100;
+    private static final long TERM = 7;
+
+    enum Mode { UNFENCED, WRITER, TRIGGER }
+
+    enum Kind {
+        SINGLE("single-row UPDATE"),
+        BATCH("100-row INSERT (one statement)"),
+        STATEMENTS("100 single-row INSERTs (JDBC batch)");
+
+        final String label;
+
+        Kind(String label) {
+            this.label = label;
+        }
+    }
+
+    private static final String MULTI_ROW_VALUES = String.join(", ", java.util.Collections.nCopies(BATCH, "(?, ?)"));
+
+    public static void main(String[] args) throws Exception {
+        int seconds = Integer.getInteger("bench.seconds", 3);
+        int rounds = Integer.getInteger("bench.rounds", 4);
+        String[] conns = System.getProperty("bench.connections", "1,4,16").split(",");
+        Instant started = Instant.now();
+        List<String> rows = new ArrayList<>();
+        try (PostgresServer server = PostgresServer.start(PostgresServer.Options.defaults().durable(true));
+             TestDatabase db = server.createDatabase("fence_bench")) {
+            setUp(db);
+            String settings = settings(db);
+            System.out.println("PostgreSQL (durable): " + settings);
+            for (String k : System.getProperty("bench.kinds", "single,batch,statements").split(",")) {
+                Kind kind = Kind.valueOf(k.strip().toUpperCase(Locale.ROOT));
+                for (String c : conns) {
+                    int n = Integer.parseInt(c.strip());
+                    rows.add(cell(db, kind, n, seconds, rounds));
+                    System.out.println(rows.get(rows.size() - 1));
+                }
+            }
+        }
+        System.out.println();
+        System.out.printf(Locale.ROOT, "Fence benchmark %s, %d rounds x %ds per mode, interleaved; ratio = fenced / unfenced%n",
+                started, rounds, seconds);
+        System.out.println("| transaction | connections | tps unfenced | tps writer mode | ratio | tps trigger mode | ratio |");
+        System.out.println("|---|---:|---:|---:|---:|---:|---:|");
+        rows.forEach(System.out::println);
+        System.out.printf("total %ds%n", Duration.between(started, Instant.now()).toSeconds());
+    }
+
+    private static void setUp(TestDatabase db) throws SQLException {
+        FencingMigrations.migrate(db.dataSource());
+        try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
+            for (String suffix : new String[] {"plain", "writer", "trigger"}) {
+                s.execute("CREATE TABLE account_" + suffix + " (id int PRIMARY KEY, balance bigint NOT NULL,"
+                        + " fencing_term bigint)");
+                s.execute("INSERT INTO account_" + suffix + " (id, balance) SELECT g, 0 FROM generate_series(1, "
+                        + ACCOUNTS + ") g");
+                s.execute("CREATE TABLE entry_" + suffix + " (id bigserial PRIMARY KEY, account int NOT NULL,"
+                        + " amount bigint NOT NULL, fencing_term bigint)");
+            }
+            s.execute("SELECT fencing.protect_table('account_writer', 'bench-writer')");
+            s.execute("SELECT fencing.protect_table('entry_writer', 'bench-writer')");
+            s.execute("SELECT fencing.protect_table('account_trigger', 'bench-trigger')");
+            s.execute("SELECT fencing.protect_table('entry_trigger', 'bench-trigger')");
+            s.execute("VACUUM ANALYZE");
+        }
+    }
+
+    private static String settings(TestDatabase db) throws SQLException {
+        try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement();
+             var rs = s.executeQuery("SELECT version(), current_setting('fsync'), current_setting('synchronous_commit'),"
+                     + " current_setting('full_page_writes'), current_setting('shared_buffers')")) {
+            rs.next();
+            return rs.getString(1) + "; fsync=" + rs.getString(2) + " synchronous_commit=" + rs.getString(3)
+                    + " full_page_writes=" + rs.getString(4) + " shared_buffers=" + rs.getString(5);
+        }
+    }
+
+    private static String cell(TestDatabase db, Kind kind, int connections, int seconds, int rounds) throws Exception {
+        DatabaseConfig config = DatabaseConfig.builder(db.jdbcUrl()).username(db.user()).password(db.password())
+                .maximumPoolSize(connections).applicationName("fence-bench").build();
+        long[] txns = new long[Mode.values().length];
+        long[] nanos = new long[Mode.values().length];
+        try (HikariDataSource pool = Databases.dataSource(config)) {
+            FencedWriter writer = FencedWriter.create(pool, FencedWriterConfig.defaults());
+            Mode[] modes = Mode.values();
+            for (Mode m : modes) {   // warm-up: JIT, plan caches, enter() on every pooled session
+                run(pool, writer, kind, m, connections, 1);
+            }
+            for (int r = 0; r < rounds; r++) {
+                for (int i = 0; i < modes.length; i++) {
+                    Mode m = modes[(i + r) % modes.length];   // rotate the order every round
+                    long t0 = System.nanoTime();
+                    txns[m.ordinal()] += run(pool, writer, kind, m, connections, seconds);
+                    nanos[m.ordinal()] += System.nanoTime() - t0;
+                }
+            }
+        }
+        double plain = tps(txns, nanos, Mode.UNFENCED);
+        double w = tps(txns, nanos, Mode.WRITER);
+        double t = tps(txns, nanos, Mode.TRIGGER);
+        return String.format(Locale.ROOT, "| %s | %d | %.0f | %.0f | %.2f | %.0f | %.2f |",
+                kind.label, connections, plain, w, w / plain,
+                t, t / plain);
+    }
+
+    private static double tps(long[] txns, long[] nanos, Mode m) {
+        return txns[m.ordinal()] / (nanos[m.ordinal()] / 1e9);
+    }
+
+    private static long run(HikariDataSource pool, FencedWriter writer, Kind kind, Mode mode, int threads,
+                            int seconds) throws InterruptedException {
+        LongAdder done = new LongAdder();
+        AtomicBoolean stop = new AtomicBoolean();
+        CountDownLatch finished = new CountDownLatch(threads);
+        List<Throwable> errors = new ArrayList<>();
+        long deadline = System.nanoTime() + seconds * 1_000_000_000L;
+        for (int i = 0; i < threads; i++) {
+            Thread th = new Thread(() -> {
+                try {
+                    while (!stop.get() && System.nanoTime() < deadline) {
+                        transaction(pool, writer, kind, mode);
+                        done.increment();
+                    }
+                } catch (Throwable e) {
+                    synchronized (errors) {
+                        errors.add(e);
+                    }
+                    stop.set(true);
+                } finally {
+                    finished.countDown();
+                }
+            }, "bench-" + mode + "-" + i);
+            th.start();
+        }
+        finished.await();
+        if (!errors.isEmpty()) {
+            throw new IllegalStateException(mode + " " + kind + " failed", errors.get(0));
+        }
+        return done.sum();
+    }
+
+    private static void transaction(HikariDataSource pool, FencedWriter writer, Kind kind, Mode mode) throws Exception {
+        switch (mode) {
+            case UNFENCED -> {
+                try (Connection c = pool.getConnection()) {
+                    c.setAutoCommit(false);
+                    business(c, kind, "plain", null);
+                    c.commit();
+                    c.setAutoCommit(true);
+                }
+            }
+            case WRITER -> writer.transaction(FencingToken.of("bench-writer", TERM, "bench"),
+                    ctx -> {
+                        ctx.dsl().connection(c -> business(c, kind, "writer", null));
+                        return null;
+                    });
+            case TRIGGER -> {
+                try (Connection c = pool.getConnection()) {
+                    c.setAutoCommit(false);
+                    business(c, kind, "trigger", TERM);
+                    c.commit();
+                    c.setAutoCommit(true);
+                }
+            }
+        }
+    }
+
+    /** The business transaction. {@code term != null}: trigger mode, the term travels with the first statement. */
+    private static void business(Connection c, Kind kind, String suffix, Long term) throws SQLException {
+        ThreadLocalRandom rnd = ThreadLocalRandom.current();
+        String prefix = term == null ? "" : "SELECT set_config('fencing.term', '" + term + "', true); ";
+        if (kind == Kind.SINGLE) {
+            try (PreparedStatement ps = c.prepareStatement(
+                    prefix + "UPDATE account_" + suffix + " SET balance = balance + 1 WHERE id = ?")) {
+                ps.setInt(1, 1 + rnd.nextInt(ACCOUNTS));
+                ps.execute();
+            }
+        } else if (kind == Kind.BATCH) {
+            try (PreparedStatement ps = c.prepareStatement(
+                    prefix + "INSERT INTO entry_" + suffix + " (account, amount) VALUES " + MULTI_ROW_VALUES)) {
+                for (int i = 0; i < BATCH; i++) {
+                    ps.setInt(2 * i + 1, 1 + rnd.nextInt(ACCOUNTS));
+                    ps.setLong(2 * i + 2, 1 + rnd.nextInt(1000));
+                }
+                ps.execute();
+            }
+        } else {
+            if (term != null) {
+                try (Statement s = c.createStatement()) {
+                    s.execute("SELECT set_config('fencing.term', '" + term + "', true)");
+                }
+            }
+            try (PreparedStatement ps = c.prepareStatement(
+                    "INSERT INTO entry_" + suffix + " (account, amount) VALUES (?, ?)")) {
+                for (int i = 0; i < BATCH; i++) {
+                    ps.setInt(1, 1 + rnd.nextInt(ACCOUNTS));
+                    ps.setLong(2, 1 + rnd.nextInt(1000));
+                    ps.addBatch();
+                }
+                ps.executeBatch();
+            }
+        }
+    }
+}
