@@ -98,6 +98,8 @@ final class DefaultLeaderElection implements LeaderElection {
   private long leaderAbsentSinceNanos = -1;
   private final Backoff backoff;
   private ScheduledFuture<?> retryTask;
+  /** The last successful read (null before the first); lets a delete event go straight to the CAS. */
+  private Snapshot lastSnapshot;
 
   private record RecordToDelete(long leaseId, long modRevision, boolean withResignRequest,
       CompletableFuture<Void> done) {}
@@ -273,6 +275,24 @@ final class DefaultLeaderElection implements LeaderElection {
           && kv.getModRevision() == l.recordModRevision) {
         return;
       }
+      // Fast path for handover: the leader key was deleted and our last read is otherwise current, so try
+      // the CAS at once (saves one linearizable read). If anything else changed, the compares fail and the
+      // normal read-decide path runs. The transaction remains the only arbiter.
+      if (event.getEventType() == WatchEvent.EventType.DELETE && l == null && !opInFlight && recordToDelete == null
+          && lifecycle.get() == Lifecycle.STARTED && lastSnapshot != null && !lastSnapshot.paused
+          && !(holdingOff && holdOffUntilNanos - System.nanoTime() > 0)
+          && string(kv.getKey()).equals(keys.leader())) {
+        LeaseKeeper.View lease = keeper.view();
+        if (lease.health() == LeaseKeeper.Health.HEALTHY) {
+          Snapshot s = lastSnapshot;
+          lastSnapshot = null; // used once
+          if (leaderAbsentSinceNanos < 0) {
+            leaderAbsentSinceNanos = System.nanoTime();
+          }
+          campaign(s, lease.leaseId());
+          return;
+        }
+      }
       evaluate();
     });
   }
@@ -366,6 +386,7 @@ final class DefaultLeaderElection implements LeaderElection {
       return;
     }
     backoff.reset();
+    lastSnapshot = s;
     lastTermSeen = Math.max(lastTermSeen, s.term);
     LeaseKeeper.View lease = keeper.view();
     LeaderRecord rec = s.record;
