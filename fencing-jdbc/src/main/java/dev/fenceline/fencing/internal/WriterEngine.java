@@ -227,6 +227,9 @@ public final class WriterEngine {
             return;                                               // hot path: this session is entered at the term
         }
         long mark;
+        if (!c.getAutoCommit()) {
+            c.setAutoCommit(true);   // enter() must commit on its own: an advance releases its exclusive lock at commit
+        }
         try {
             mark = Routines.enter(dsl(c).configuration(), token.resource(), token.term(), token.leaderId());
         } catch (org.jooq.exception.DataAccessException e) {

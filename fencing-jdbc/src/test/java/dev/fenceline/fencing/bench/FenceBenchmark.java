@@ -28,7 +28,8 @@ import java.util.concurrent.atomic.LongAdder;
  * raw JDBC carrying {@code fencing.term} (trigger mode), interleaved in rounds, at 1/4/16 connections, for a
  * single-row transaction and a 100-row batch, against a DURABLE PostgreSQL (fsync, synchronous_commit on).
  *
- * <p>Not a test. Run: {@code mvn -B -ntp -q -pl fencing-jdbc -am test-compile exec:java@fence-bench}
+ * <p>Not a test. Run: {@code fencing-jdbc/bench.sh} (installs the modules, then {@code mvn -pl fencing-jdbc
+ * test-compile exec:java@fence-bench})
  * (-Dbench.seconds=3 -Dbench.rounds=4 -Dbench.connections=1,4,16 -Dbench.kinds=single,batch).
  *
  * <p>Business transactions (identical SQL in every mode, only the table differs):
