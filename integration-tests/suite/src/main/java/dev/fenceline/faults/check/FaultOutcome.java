@@ -6,8 +6,8 @@ import dev.fenceline.faults.history.FaultRecord;
  * Measured effect of one injected fault.
  *
  * @param recoveryNs  heal → first committed batch after the heal (-1 if none was seen)
- * @param failoverNs  injection → first committed batch with a term above the mark at injection (-1 if none:
- *                    e.g. a short blip the leader survived)
+ * @param failoverNs  injection → first committed batch with a term above the mark at injection, before the
+ *                    next injection (-1 if none: e.g. a short blip the leader survived)
  * @param committed   batches committed (per the workers' history) between this injection and the next one
  * @param rejected    attempts rejected (stale) between this injection and the next one
  */

@@ -303,7 +303,8 @@ public final class HistoryChecker {
                 if (recovery < 0 && f.healMonoNs() >= 0 && c.endMonoNs() > f.healMonoNs()) {
                     recovery = c.endMonoNs() - f.healMonoNs();
                 }
-                if (failover < 0 && c.endMonoNs() > f.injectMonoNs() && c.term() > f.markAtInjection()) {
+                if (failover < 0 && c.endMonoNs() > f.injectMonoNs() && c.endMonoNs() < windowEnd
+                        && c.term() > f.markAtInjection()) {
                     failover = c.endMonoNs() - f.injectMonoNs();
                 }
                 if (recovery >= 0 && failover >= 0) {

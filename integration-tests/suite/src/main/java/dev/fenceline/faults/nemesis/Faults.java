@@ -33,9 +33,14 @@ public final class Faults {
 
     static {
         register(FREEZE_LEADER, (env, rnd) -> {
+            // Frozen inside a batch (after its updates, before its commit) when the leader gets there within 2 TTLs:
+            // on SIGCONT that batch tries to commit with a stale term, which PostgreSQL must reject and audit.
             WorkerProcess w = leaderOrAny(env, rnd);
+            boolean inside = w.pauseInsideNextBatch(env.config.ttl().multipliedBy(2));
             w.freeze();
-            return Injection.of(w.id(), "SIGSTOP pid " + w.pid(), longerThanTtl(env), w::thaw);
+            w.releasePause(); // the frozen process sees it only when resumed
+            return Injection.of(w.id(), "SIGSTOP pid " + w.pid() + (inside ? " inside a batch, before its commit"
+                    : " (between batches: no batch reached)"), longerThanTtl(env), w::thaw);
         });
         register(KILL_LEADER, (env, rnd) -> {
             WorkerProcess w = leaderOrAny(env, rnd);
@@ -82,19 +87,12 @@ public final class Faults {
         register(DB_CONNECTION_LOSS, (env, rnd) -> {
             WorkerProcess w = leaderOrAny(env, rnd);
             String app = "fenceline-worker-" + w.id();
-            // Try to catch it mid-batch (a session of the worker inside a transaction), bounded to about 2 TTLs.
-            long deadline = System.nanoTime() + env.config.ttl().multipliedBy(2).toNanos();
-            boolean midBatch = false;
-            while (System.nanoTime() < deadline) {
-                if (DbSnapshot.inTransaction(env.dataSource, app)) {
-                    midBatch = true;
-                    break;
-                }
-                FaultEnvironment.sleep(5);
-            }
+            // Mid-batch: hold the leader inside a batch (before its commit), terminate its sessions, let it go on.
+            boolean midBatch = w.pauseInsideNextBatch(env.config.ttl().multipliedBy(2));
             int killed = DbSnapshot.terminateSessions(env.dataSource, app);
-            return Injection.of(w.id(), killed + " session(s) terminated" + (midBatch ? " mid-batch" : " (between batches)"),
-                    Duration.ofMillis(500), () -> { });
+            w.releasePause();
+            return Injection.of(w.id(), killed + " session(s) of " + app + " terminated"
+                    + (midBatch ? " mid-batch" : " (between batches: no batch reached)"), Duration.ofMillis(500), () -> { });
         });
         register(COORDINATOR_REBUILT, (env, rnd) -> {
             env.etcd.rebuild();

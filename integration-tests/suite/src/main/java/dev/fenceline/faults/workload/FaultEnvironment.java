@@ -76,12 +76,19 @@ public final class FaultEnvironment implements AutoCloseable {
             throw new IllegalStateException("the sample jar " + cfg.jar() + " does not exist: build it first with "
                     + "mvn -B -ntp -pl settlement-sample -am install -DskipTests");
         }
+        // Run a private copy: a rebuild of the sample during the run must not pull the jar from under a restart.
+        Path jar = runDir.resolve("fenceline.jar");
+        try {
+            Files.copy(cfg.jar(), jar, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot copy " + cfg.jar(), e);
+        }
         TestDatabase db = PostgresServer.shared().createDatabase("faults");
         EtcdCluster etcd = null;
         PeerPartition peers = null;
         try {
             String jdbcUrl = db.jdbcUrl() + "?user=" + db.user();
-            Processes.runOrFail(List.of(javaBin().toString(), "-jar", cfg.jar().toString(), "migrate", "--jdbc-url", jdbcUrl),
+            Processes.runOrFail(List.of(javaBin().toString(), "-jar", jar.toString(), "migrate", "--jdbc-url", jdbcUrl),
                     Duration.ofMinutes(2), null, Map.of());
             etcd = EtcdCluster.start(EtcdCluster.Options.defaults().members(3).dataRoot(runDir));
             peers = PeerPartition.install(etcd);
@@ -89,7 +96,7 @@ public final class FaultEnvironment implements AutoCloseable {
             PaymentInserter inserter = new PaymentInserter(db.dataSource(), cfg.paymentsPerTick(), cfg.paymentTickMs(),
                     cfg.maxPayments(), cfg.seed());
             FaultEnvironment env = new FaultEnvironment(cfg, runDir, db, etcd, peers, clock, inserter);
-            env.startWorkers(jdbcUrl);
+            env.startWorkers(jdbcUrl, jar);
             return env;
         } catch (RuntimeException e) {
             if (peers != null) {
@@ -103,7 +110,7 @@ public final class FaultEnvironment implements AutoCloseable {
         }
     }
 
-    private void startWorkers(String jdbcUrl) {
+    private void startWorkers(String jdbcUrl, Path jar) {
         for (int i = 1; i <= config.workers(); i++) {
             String id = "w" + i;
             List<TcpProxy> proxies = new ArrayList<>();
@@ -118,10 +125,11 @@ public final class FaultEnvironment implements AutoCloseable {
             if (clock != null) {
                 env.putAll(clock.environmentFor(id));
             }
-            List<String> cmd = WorkerProcess.command(javaBin(), config.jar(), id, config.ttl().toMillis(), config.batchSize(),
-                    config.intervalMs(), FreePorts.next(), runDir.resolve(id + ".history.jsonl"), jdbcUrl, etcdCsv);
+            List<String> cmd = WorkerProcess.command(javaBin(), jar, id, config.ttl().toMillis(), config.batchSize(),
+                    config.intervalMs(), FreePorts.next(), runDir.resolve(id + ".history.jsonl"),
+                    runDir.resolve(id + ".pause"), jdbcUrl, etcdCsv);
             WorkerProcess w = new WorkerProcess(id, cmd, env, runDir.resolve(id + ".history.jsonl"),
-                    runDir.resolve(id + ".log"), portOf(cmd));
+                    runDir.resolve(id + ".log"), portOf(cmd), runDir.resolve(id + ".pause"));
             workers.add(w);
             w.start();
         }
@@ -223,6 +231,7 @@ public final class FaultEnvironment implements AutoCloseable {
     /** Undoes every fault that may still be in force (used on the way out, also after a failure). */
     public void healEverything() {
         for (WorkerProcess w : workers) {
+            w.releasePause();
             w.thaw();
             if (clock != null) {
                 clock.reset(w.id());

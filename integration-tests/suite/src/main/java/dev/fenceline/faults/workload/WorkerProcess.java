@@ -32,6 +32,7 @@ public final class WorkerProcess implements AutoCloseable {
     private final Path historyFile;
     private final Path logFile;
     private final int metricsPort;
+    private final Path pauseFile;
     private Process process;
     private boolean frozen;
     private int starts;
@@ -41,7 +42,8 @@ public final class WorkerProcess implements AutoCloseable {
     }
 
     public WorkerProcess(String id, List<String> command, Map<String, String> env, Path historyFile, Path logFile,
-                         int metricsPort) {
+                         int metricsPort, Path pauseFile) {
+        this.pauseFile = pauseFile;
         this.id = id;
         this.command = List.copyOf(command);
         this.env = Map.copyOf(env);
@@ -149,6 +151,60 @@ public final class WorkerProcess implements AutoCloseable {
         Reaper.get().forget(process.pid());
     }
 
+    /**
+     * Arms the sample's debug hook: the worker's next batch stops after its updates, before its commit, and waits
+     * there while the pause file exists. Returns true if the worker reported (in its history) that it is paused inside
+     * a batch within {@code wait}; the file stays until {@link #releasePause()}.
+     */
+    public boolean pauseInsideNextBatch(Duration wait) {
+        long armedAt = System.nanoTime();
+        try {
+            java.nio.file.Files.writeString(pauseFile, "paused by the fault suite\n");
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        long deadline = armedAt + wait.toNanos();
+        while (System.nanoTime() < deadline) {
+            if (pausedSince(armedAt)) {
+                return true;
+            }
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+        }
+        return false;
+    }
+
+    private boolean pausedSince(long monoNs) {
+        try {
+            List<String> lines = java.nio.file.Files.readAllLines(historyFile);
+            for (int i = lines.size() - 1; i >= 0 && i >= lines.size() - 50; i--) {
+                String l = lines.get(i);
+                if (l.contains("\"event\":\"debug_pause\"")) {
+                    JsonNode n = JSON.readTree(l);
+                    if (n.path("ts_mono_ns").asLong(0) >= monoNs) {
+                        return true;
+                    }
+                }
+            }
+        } catch (IOException e) {
+            return false;
+        }
+        return false;
+    }
+
+    /** Removes the pause file: a paused batch continues (when the process runs), later batches do not stop. */
+    public void releasePause() {
+        try {
+            java.nio.file.Files.deleteIfExists(pauseFile);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
     /** /health of the running worker, or empty if it does not answer within half a second (frozen, dead). */
     public Optional<Health> health() {
         if (!isAlive() || isFrozen()) {
@@ -179,12 +235,13 @@ public final class WorkerProcess implements AutoCloseable {
 
     /** The command line for one worker. */
     public static List<String> command(Path java, Path jar, String id, long ttlMs, int batchSize, long intervalMs,
-                                       int metricsPort, Path historyFile, String jdbcUrl, String etcdCsv) {
+                                       int metricsPort, Path historyFile, Path pauseFile, String jdbcUrl, String etcdCsv) {
         List<String> cmd = new ArrayList<>(List.of(java.toString(), "-Xmx192m", "-XX:+UseSerialGC",
                 "-XX:TieredStopAtLevel=1", "-Xss512k", "-jar", jar.toString(), "worker",
                 "--id", id, "--ttl-ms", Long.toString(ttlMs), "--batch-size", Integer.toString(batchSize),
                 "--interval-ms", Long.toString(intervalMs), "--metrics-port", Integer.toString(metricsPort),
-                "--history-file", historyFile.toString(), "--jdbc-url", jdbcUrl, "--etcd", etcdCsv));
+                "--history-file", historyFile.toString(), "--debug-pause-inside-batch-file", pauseFile.toString(),
+                "--jdbc-url", jdbcUrl, "--etcd", etcdCsv));
         return cmd;
     }
 }
