@@ -58,6 +58,8 @@ public final class Worker implements AutoCloseable {
     private final Condition wake = lock.newCondition();
     private final AtomicLong currentTerm = new AtomicLong();
     private final Map<Long, Long> leaderSince = new java.util.concurrent.ConcurrentHashMap<>();
+    /** Terms this process has presented to PostgreSQL (it may have advanced the mark to them). */
+    private final java.util.Set<Long> termsPresented = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private final AtomicLong committed = new AtomicLong();
     private final AtomicLong rejected = new AtomicLong();
     private volatile String stopReason;
@@ -183,7 +185,9 @@ public final class Worker implements AutoCloseable {
                 try {
                     if (l.term() != checkedTerm) {
                         if (!termAboveMark(admin, db, l, e)) {
-                            checkedTerm = l.term();
+                            // never write with this term; re-check (and resign again) until it is gone
+                            checkedTerm = -1;
+                            sleep(cfg.interval());
                             continue;
                         }
                         checkedTerm = l.term();
@@ -224,14 +228,16 @@ public final class Worker implements AutoCloseable {
     }
 
     /**
-     * Returns true when this leadership's term is above the database mark (or equal and set by this worker);
-     * otherwise raises the term floor above the mark and resigns so the next campaign wins a usable term.
+     * Returns true when this leadership's term may write: it is above the database mark, or equal to it and this
+     * process presented that term itself (it advanced the mark). Otherwise — etcd's term counter is behind the
+     * database, e.g. etcd was rebuilt from nothing — raises the term floor above the mark and resigns, so the next
+     * campaign wins a usable term. (Equal to the mark but presented by someone else would mean two holders of one
+     * term: never write with it.)
      */
     private boolean termAboveMark(ElectionAdmin admin, SampleDatabase db, Leadership l, LeaderElection e) throws SQLException {
         var mark = db.marks().stream().filter(m -> m.resource().equals(cfg.resource())).findFirst().orElse(null);
         long m = mark == null ? 0 : mark.highestAccepted();
-        boolean sameHolder = mark != null && cfg.workerId().equals(mark.leaderId());
-        if (l.term() > m || (l.term() == m && sameHolder)) {
+        if (l.term() > m || (l.term() == m && termsPresented.contains(m))) {
             return true;
         }
         log.warn("worker {} won term {} but the database mark of '{}' is {} (held by {}): the coordinator lost its history; "
@@ -277,6 +283,7 @@ public final class Worker implements AutoCloseable {
             return null;
         }
         long term = l.term();
+        termsPresented.add(term);
         history.event("validity", "term", term, "valid_from_mono_ns", leaderSince.getOrDefault(term, System.nanoTime()),
                 "valid_until_mono_ns", l.validUntilNanos());
         history.event("batch", "phase", "start", "term", term, "batch_key", plan.key(), "payments", plan.size());
