@@ -20,7 +20,8 @@ import java.util.Map;
  * {"event":"batch","phase":"start","term":7,"batch_key":"sha256:..","payments":100}
  * {"event":"batch","phase":"end","term":7,"batch_key":"sha256:..","outcome":"committed|rejected|failed|unknown","payments":100,"error":".."}
  * {"event":"validity","term":7,"valid_from_mono_ns":..,"valid_until_mono_ns":..}
- * {"event":"term_floor","db_mark":9,"term":3,"floor":10}
+ * {"event":"term_floor","db_mark":9,"etcd_term":3,"floor":10}
+ * {"event":"debug_pause","term":7,"batch_key":"sha256:.."}   (only with --debug-pause-inside-batch-file)
  * {"event":"stop","reason":"SIGTERM"}
  * </pre>
  * A disabled log ({@link #disabled()}) ignores everything.

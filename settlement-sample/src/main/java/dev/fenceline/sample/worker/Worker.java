@@ -331,6 +331,7 @@ public final class Worker implements AutoCloseable {
         if (cfg.pauseInsideBatchFile() == null || !Files.exists(cfg.pauseInsideBatchFile())) {
             return;
         }
+        history.event("debug_pause", "term", term, "batch_key", key);
         System.out.println(PAUSE_MARKER + " worker=" + cfg.workerId() + " term=" + term + " batch_key=" + key);
         System.out.flush();
         log.warn("worker {} term {}: DEBUG pause inside batch {} until {} is deleted", cfg.workerId(), term, shortKey(key),
