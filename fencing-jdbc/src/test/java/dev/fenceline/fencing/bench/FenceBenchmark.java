@@ -30,7 +30,9 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * <p>Not a test. Run: {@code fencing-jdbc/bench.sh} (installs the modules, then {@code mvn -pl fencing-jdbc
  * test-compile exec:java@fence-bench})
- * (-Dbench.seconds=3 -Dbench.rounds=4 -Dbench.connections=1,4,16 -Dbench.kinds=single,batch).
+ * (-Dbench.seconds=1 -Dbench.rounds=8 -Dbench.connections=1,4,16 -Dbench.kinds=single,batch,statements).
+ * Per cell: tps = all transactions / all time of the mode; "median round ratio" = median over rounds of the ratio
+ * measured back to back within a round (robust against bursts of load from other processes on the machine).
  *
  * <p>Business transactions (identical SQL in every mode, only the table differs):
  * <ul>
@@ -62,10 +64,11 @@ public final class FenceBenchmark {
     private static final String MULTI_ROW_VALUES = String.join(", ", java.util.Collections.nCopies(BATCH, "(?, ?)"));
 
     public static void main(String[] args) throws Exception {
-        int seconds = Integer.getInteger("bench.seconds", 3);
-        int rounds = Integer.getInteger("bench.rounds", 4);
+        int seconds = Integer.getInteger("bench.seconds", 1);
+        int rounds = Integer.getInteger("bench.rounds", 8);
         String[] conns = System.getProperty("bench.connections", "1,4,16").split(",");
         Instant started = Instant.now();
+        String loadAtStart = loadAverage();
         List<String> rows = new ArrayList<>();
         try (PostgresServer server = PostgresServer.start(PostgresServer.Options.defaults().durable(true));
              TestDatabase db = server.createDatabase("fence_bench")) {
@@ -84,10 +87,13 @@ public final class FenceBenchmark {
         System.out.println();
         System.out.printf(Locale.ROOT, "Fence benchmark %s, %d rounds x %ds per mode, interleaved; ratio = fenced / unfenced%n",
                 started, rounds, seconds);
-        System.out.println("| transaction | connections | tps unfenced | tps writer mode | ratio | tps trigger mode | ratio |");
-        System.out.println("|---|---:|---:|---:|---:|---:|---:|");
+        System.out.println("| transaction | connections | tps unfenced | tps writer mode | ratio | median round ratio"
+                + " | tps trigger mode | ratio | median round ratio |");
+        System.out.println("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
         rows.forEach(System.out::println);
-        System.out.printf("total %ds%n", Duration.between(started, Instant.now()).toSeconds());
+        System.out.printf("total %ds; load average at start %s, at end %s; %d CPUs%n",
+                Duration.between(started, Instant.now()).toSeconds(), loadAtStart, loadAverage(),
+                Runtime.getRuntime().availableProcessors());
     }
 
     private static void setUp(TestDatabase db) throws SQLException {
@@ -122,11 +128,12 @@ public final class FenceBenchmark {
     private static String cell(TestDatabase db, Kind kind, int connections, int seconds, int rounds) throws Exception {
         DatabaseConfig config = DatabaseConfig.builder(db.jdbcUrl()).username(db.user()).password(db.password())
                 .maximumPoolSize(connections).applicationName("fence-bench").build();
-        long[] txns = new long[Mode.values().length];
-        long[] nanos = new long[Mode.values().length];
+        Mode[] modes = Mode.values();
+        long[] txns = new long[modes.length];
+        long[] nanos = new long[modes.length];
+        double[][] roundTps = new double[rounds][modes.length];
         try (HikariDataSource pool = Databases.dataSource(config)) {
             FencedWriter writer = FencedWriter.create(pool, FencedWriterConfig.defaults());
-            Mode[] modes = Mode.values();
             for (Mode m : modes) {   // warm-up: JIT, plan caches, enter() on every pooled session
                 run(pool, writer, kind, m, connections, 1);
             }
@@ -134,21 +141,43 @@ public final class FenceBenchmark {
                 for (int i = 0; i < modes.length; i++) {
                     Mode m = modes[(i + r) % modes.length];   // rotate the order every round
                     long t0 = System.nanoTime();
-                    txns[m.ordinal()] += run(pool, writer, kind, m, connections, seconds);
-                    nanos[m.ordinal()] += System.nanoTime() - t0;
+                    long n = run(pool, writer, kind, m, connections, seconds);
+                    long dt = System.nanoTime() - t0;
+                    txns[m.ordinal()] += n;
+                    nanos[m.ordinal()] += dt;
+                    roundTps[r][m.ordinal()] = n / (dt / 1e9);
                 }
             }
         }
         double plain = tps(txns, nanos, Mode.UNFENCED);
         double w = tps(txns, nanos, Mode.WRITER);
         double t = tps(txns, nanos, Mode.TRIGGER);
-        return String.format(Locale.ROOT, "| %s | %d | %.0f | %.0f | %.2f | %.0f | %.2f |",
-                kind.label, connections, plain, w, w / plain,
-                t, t / plain);
+        return String.format(Locale.ROOT, "| %s | %d | %.0f | %.0f | %.2f | %.2f | %.0f | %.2f | %.2f |",
+                kind.label, connections, plain, w, w / plain, medianRatio(roundTps, Mode.WRITER), t, t / plain,
+                medianRatio(roundTps, Mode.TRIGGER));
+    }
+
+    /** Median over rounds of (fenced tps / unfenced tps) measured back to back: robust to bursts of outside load. */
+    private static double medianRatio(double[][] roundTps, Mode m) {
+        double[] ratios = new double[roundTps.length];
+        for (int r = 0; r < roundTps.length; r++) {
+            ratios[r] = roundTps[r][m.ordinal()] / roundTps[r][Mode.UNFENCED.ordinal()];
+        }
+        java.util.Arrays.sort(ratios);
+        int n = ratios.length;
+        return n % 2 == 1 ? ratios[n / 2] : (ratios[n / 2 - 1] + ratios[n / 2]) / 2;
     }
 
     private static double tps(long[] txns, long[] nanos, Mode m) {
         return txns[m.ordinal()] / (nanos[m.ordinal()] / 1e9);
+    }
+
+    private static String loadAverage() {
+        try {
+            return java.nio.file.Files.readString(java.nio.file.Path.of("/proc/loadavg")).strip();
+        } catch (java.io.IOException e) {
+            return "n/a";
+        }
     }
 
     private static long run(HikariDataSource pool, FencedWriter writer, Kind kind, Mode mode, int threads,
