@@ -354,13 +354,13 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
   private void closeElectionsAndLease() {
     List<CompletableFuture<Void>> closing = new ArrayList<>();
     for (DefaultLeaderElection e : List.copyOf(elections.values())) {
-      closing.add(e.closeAsync());
+      closing.add(e.closeAsync(false)); // every term stops being valid first; the revoke below removes the records
     }
     try {
       CompletableFuture.allOf(closing.toArray(CompletableFuture[]::new))
           .get(config.callTimeout().toMillis() * 2 + 500, TimeUnit.MILLISECONDS);
     } catch (Exception e) {
-      log.warn("not every election confirmed its resignation; revoking the lease removes their records");
+      log.warn("not every election stopped in time; revoking the lease anyway");
     }
     long lease = keeper.view().leaseId();
     keeper.close();
@@ -368,8 +368,8 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
       etcd.revoke(lease).get(config.callTimeout().toMillis() + 100, TimeUnit.MILLISECONDS);
       log.info("election session closed: lease={} revoked", lease);
     } catch (Exception e) {
-      log.warn("election session closed: lease={} not revoked ({}); it expires after its TTL", lease,
-          LeaseKeeper.describe(e));
+      log.warn("election session closed: lease={} not revoked ({}); its leader records expire with it after "
+          + "the TTL", lease, LeaseKeeper.describe(e));
     }
     shutdownQuietly();
   }

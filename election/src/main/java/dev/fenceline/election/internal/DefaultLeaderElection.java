@@ -231,6 +231,14 @@ final class DefaultLeaderElection implements LeaderElection {
 
   /** Non-blocking close: the future completes when a held record is deleted (or immediately). */
   CompletableFuture<Void> closeAsync() {
+    return closeAsync(true);
+  }
+
+  /**
+   * @param deleteRecord false when the caller revokes the lease right after (session close): revoking
+   *                     removes every record of the session in one request, validity already ended here
+   */
+  CompletableFuture<Void> closeAsync(boolean deleteRecord) {
     Lifecycle prev = lifecycle.getAndSet(Lifecycle.CLOSED);
     if (prev == Lifecycle.CLOSED) {
       return CompletableFuture.completedFuture(null);
@@ -241,7 +249,8 @@ final class DefaultLeaderElection implements LeaderElection {
         retryTask.cancel(false);
       }
       if (leadership != null) {
-        resignNow(LossReason.CLOSED, "close() called", false, true).whenComplete((v, e) -> done.complete(null));
+        resignNow(LossReason.CLOSED, deleteRecord ? "close() called" : "session closing: lease will be revoked",
+            false, true, deleteRecord).whenComplete((v, e) -> done.complete(null));
       } else {
         transition(CLOSED, "close() called", null);
         done.complete(null);
@@ -539,12 +548,20 @@ final class DefaultLeaderElection implements LeaderElection {
   /** Ends the held term voluntarily: invalidate first, then announce, then delete the record. */
   private CompletableFuture<Void> resignNow(LossReason reason, String why, boolean withResignRequest,
       boolean closing) {
+    return resignNow(reason, why, withResignRequest, closing, true);
+  }
+
+  private CompletableFuture<Void> resignNow(LossReason reason, String why, boolean withResignRequest,
+      boolean closing, boolean deleteRecord) {
     LeadershipImpl l = leadership;
     l.invalidate(); // stop work first
     leadership = null;
     transition(closing ? CLOSED : FOLLOWER, why, l);
     l.end(reason);
     meters.lost(reason.name());
+    if (!deleteRecord) {
+      return CompletableFuture.completedFuture(null);
+    }
     RecordToDelete d = new RecordToDelete(l.leaseId(), l.recordModRevision, withResignRequest,
         new CompletableFuture<>());
     recordToDelete = d;

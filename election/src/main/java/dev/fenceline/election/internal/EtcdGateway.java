@@ -36,6 +36,8 @@ final class EtcdGateway implements AutoCloseable {
   private final Lease lease;
   private final Duration callTimeout;
   private final ElectionMetrics metrics;
+  /** In-flight bound for election reads/transactions (not lease calls). */
+  private final AsyncLimiter electionRequests = new AsyncLimiter(64);
 
   EtcdGateway(ElectionConfig config, ElectionMetrics metrics) {
     this.callTimeout = config.callTimeout();
@@ -69,7 +71,8 @@ final class EtcdGateway implements AutoCloseable {
 
   /** Linearizable range read of every key under {@code prefix}. */
   CompletableFuture<GetResponse> getPrefix(String prefix) {
-    return bounded("get", () -> kv.get(bytes(prefix), GetOption.builder().isPrefix(true).build()));
+    return electionRequests.submit(
+        () -> bounded("get", () -> kv.get(bytes(prefix), GetOption.builder().isPrefix(true).build())));
   }
 
   /** Linearizable read of one key. */
@@ -79,7 +82,7 @@ final class EtcdGateway implements AutoCloseable {
 
   /** Builds and commits a transaction; {@code build} fills in If/Then/Else. */
   CompletableFuture<TxnResponse> txn(Function<Txn, Txn> build) {
-    return bounded("txn", () -> build.apply(kv.txn()).commit());
+    return electionRequests.submit(() -> bounded("txn", () -> build.apply(kv.txn()).commit()));
   }
 
   CompletableFuture<LeaseGrantResponse> grant(long ttlSeconds) {
