@@ -29,9 +29,11 @@ public final class FencelineCli implements Runnable {
         throw new CommandLine.ParameterException(spec.commandLine(), "a command is required");
     }
 
+    /** gRPC (inside jetcd) logs through java.util.logging; a strong reference keeps this level (JUL holds loggers weakly). */
+    private static final java.util.logging.Logger GRPC_JUL = java.util.logging.Logger.getLogger("io.grpc");
+
     public static void main(String[] args) {
-        // gRPC (inside jetcd) logs through java.util.logging; keep its INFO chatter off stderr
-        java.util.logging.Logger.getLogger("io.grpc").setLevel(java.util.logging.Level.WARNING);
+        GRPC_JUL.setLevel(java.util.logging.Level.WARNING);
         System.exit(execute(args));
     }
 

@@ -176,7 +176,20 @@ public final class Demo {
 
         // 6. drain and check
         say("STEP 4: let the workers drain the remaining payments ...");
-        await("all payments to be settled", Duration.ofSeconds(60), () -> db.counts(ELECTION).get("pending") == 0);
+        long lastReport = System.nanoTime();
+        long drainDeadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
+        while (db.counts(ELECTION).get("pending") > 0) {
+            if (System.nanoTime() > drainDeadline) {
+                throw new IllegalStateException("timed out after 90 s waiting for all payments to be settled (" + progress(db)
+                        + "); worker logs in " + o.workDir());
+            }
+            checkWorkersAlive();
+            if (System.nanoTime() - lastReport > Duration.ofSeconds(3).toNanos()) {
+                say("  ... %s", progress(db));
+                lastReport = System.nanoTime();
+            }
+            Thread.sleep(100);
+        }
         say("  done: %s", progress(db));
         Verifier.Report report = Verifier.check(VerifyLoader.load(db.dataSource(), ELECTION, List.of()));
         stopWorkers();
