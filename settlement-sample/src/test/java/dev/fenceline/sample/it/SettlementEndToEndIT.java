@@ -6,10 +6,13 @@ import static org.awaitility.Awaitility.await;
 import dev.fenceline.election.ElectionAdmin;
 import dev.fenceline.election.LeaderRecord;
 import dev.fenceline.sample.demo.ChildProcess;
+import dev.fenceline.sample.worker.Worker;
 import dev.fenceline.testkit.EtcdCluster;
 import dev.fenceline.testkit.TestDatabase;
 import dev.fenceline.testkit.junit.EtcdClusterExtension;
 import dev.fenceline.testkit.junit.PostgresExtension;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
@@ -17,7 +20,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Three real worker processes settle 20 000 payments while the leader is killed with kill -9 midway and its
- * successor is frozen with SIGSTOP for longer than its TTL and then resumed. Afterwards {@code fenceline verify}
+ * successor is frozen with SIGSTOP inside a batch (updates written, not committed) for longer than its TTL and then
+ * resumed — its stale batch is rejected by PostgreSQL and audited. Afterwards {@code fenceline verify}
  * (cross-checking the workers' history files) passes and every payment is settled exactly once.
  */
 @ExtendWith({PostgresExtension.class, EtcdClusterExtension.class})
@@ -30,7 +34,8 @@ class SettlementEndToEndIT {
             assertThat(s.cli("migrate").exit()).isZero();
             assertThat(s.cli("seed", "--payments", Integer.toString(PAYMENTS)).exit()).isZero();
             for (String id : new String[] {"w1", "w2", "w3"}) {
-                s.startWorker(id, "--ttl-ms", "3000", "--batch-size", "100", "--interval-ms", "20");
+                s.startWorker(id, "--ttl-ms", "3000", "--batch-size", "100", "--interval-ms", "20",
+                        "--debug-pause-inside-batch-file", s.dir.resolve(id + ".pause").toString());
             }
 
             // 1. a leader settles; kill -9 it midway
@@ -52,10 +57,16 @@ class SettlementEndToEndIT {
             await("the successor to commit").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50))
                     .until(() -> s.batchesOfTerm(second.get().term()) >= 2);
 
-            // 3. freeze the successor for longer than its TTL (until a third leader has taken over and committed), resume it
+            // 3. freeze the successor INSIDE a batch (updates written, not committed) for longer than its TTL
+            //    (until a third leader has taken over and committed), then resume it: its batch must be rejected
             ChildProcess frozen = s.worker(second.get().leaderId());
+            Path pause = s.dir.resolve(frozen.name() + ".pause");
+            Files.writeString(pause, "pause");
+            assertThat(frozen.awaitLine(l -> l.startsWith(Worker.PAUSE_MARKER), Duration.ofSeconds(30)))
+                    .as("the successor reached the pause point inside a batch").isNotNull();
             frozen.signal("STOP");
-            System.out.printf("SIGSTOP %s (term %d) at %d settled%n", frozen.name(), second.get().term(), s.settled());
+            Files.delete(pause);   // once resumed, it goes on to commit
+            System.out.printf("SIGSTOP %s (term %d) inside a batch at %d settled%n", frozen.name(), second.get().term(), s.settled());
             AtomicReference<LeaderRecord> third = new AtomicReference<>();
             await("a third leader").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50))
                     .until(() -> SampleProcesses.leader(admin).filter(r -> r.term() > second.get().term())
@@ -64,6 +75,9 @@ class SettlementEndToEndIT {
                     .until(() -> s.batchesOfTerm(third.get().term()) >= 1);
             frozen.signal("CONT");
             System.out.printf("SIGCONT %s; leader now %s (term %d)%n", frozen.name(), third.get().leaderId(), third.get().term());
+            await("the frozen leader's stale batch to be rejected and audited").atMost(Duration.ofSeconds(30))
+                    .pollInterval(Duration.ofMillis(50)).until(() -> s.scalar("SELECT count(*) FROM fencing.rejected_write "
+                            + "WHERE offered_term = " + second.get().term()) >= 1);
 
             // 4. drain, stop, verify
             await("all payments settled").atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(200))
@@ -73,7 +87,8 @@ class SettlementEndToEndIT {
             SampleProcesses.Result verify = s.cliWithHistories("verify");
             System.out.println(verify.stdout());
             assertThat(verify.exit()).as(verify.stdout() + verify.stderr()).isZero();
-            assertThat(verify.stdout()).startsWith("verify OK: all 20000 payments settled exactly once");
+            assertThat(verify.stdout()).startsWith("verify OK: all 20000 payments settled exactly once")
+                    .contains("rejected attempt(s) in the history files, all matched");
 
             assertThat(s.settled()).isEqualTo(PAYMENTS);
             assertThat(s.scalar("SELECT sum(payment_count) FROM settlement.settlement_batch")).isEqualTo(PAYMENTS);
