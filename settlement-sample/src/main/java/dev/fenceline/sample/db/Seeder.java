@@ -9,7 +9,7 @@ import javax.sql.DataSource;
 /**
  * Inserts PENDING payments. {@code settlement.payment} is fenced for resource {@code settlement}, and a
  * test-data loader is not the leader: it writes through the documented, audited break-glass
- * ({@code SET LOCAL fencing.break_glass = '<reason>'}, logged once per transaction in
+ * ({@code SET LOCAL fencing.break_glass = '<reason>'}, logged once per statement in
  * {@code fencing.break_glass_log}). A production intake service would own its own table instead.
  */
 public final class Seeder {
