@@ -9,11 +9,12 @@ import picocli.CommandLine.Option;
 
 @Command(name = "demo", mixinStandardHelpOptions = true,
         description = {"Self-contained demo (no arguments needed): a leader frozen inside a batch, its stale commit rejected by PostgreSQL.",
-                "Starts PostgreSQL and a 3-member etcd, 3 worker processes,",
-                "seeds payments, freezes the leader with SIGSTOP inside a batch for longer than its TTL, shows a new leader",
-                "with a higher term taking over and the old leader's stale commit rejected by PostgreSQL, then verify, the",
-                "audit table and a summary. Leaves nothing running. Needs etcd on PATH and PostgreSQL server binaries",
-                "(or the embedded fallback). Ignores --jdbc-url/--etcd: it starts its own servers."})
+                "",
+                "Starts PostgreSQL and a 3-member etcd, 3 worker processes, seeds payments, freezes the leader with "
+                        + "SIGSTOP inside a batch for longer than its TTL, shows a new leader with a higher term taking over "
+                        + "and the old leader's stale commit rejected by PostgreSQL, then verify, the audit table and a "
+                        + "summary. Leaves nothing running. Needs etcd on PATH and PostgreSQL server binaries (or the embedded "
+                        + "fallback). Ignores --jdbc-url/--etcd: it starts its own servers."})
 final class DemoCommand implements Callable<Integer> {
     @Option(names = "--workers", defaultValue = "3", description = "Worker processes, 2..5 (default ${DEFAULT-VALUE}).")
     long workers;

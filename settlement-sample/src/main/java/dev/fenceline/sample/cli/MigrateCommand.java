@@ -8,6 +8,7 @@ import picocli.CommandLine.Mixin;
 
 @Command(name = "migrate", mixinStandardHelpOptions = true,
         description = {"Apply the fencing migrations (schema fencing) and the sample's migrations (schema settlement).",
+                "",
                 "Idempotent: a second run changes nothing."})
 final class MigrateCommand implements Callable<Integer> {
     @Mixin

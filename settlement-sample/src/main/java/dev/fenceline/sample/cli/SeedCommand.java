@@ -9,6 +9,7 @@ import picocli.CommandLine.Option;
 
 @Command(name = "seed", mixinStandardHelpOptions = true,
         description = {"Insert N PENDING payments spread over M merchants.",
+                "",
                 "The loader is not a leader: it writes through the audited break-glass (fencing.break_glass_log)."})
 final class SeedCommand implements Callable<Integer> {
     @Mixin

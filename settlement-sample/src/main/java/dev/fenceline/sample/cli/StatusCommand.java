@@ -17,9 +17,10 @@ import picocli.CommandLine.Option;
 
 @Command(name = "status", mixinStandardHelpOptions = true,
         description = {"Show leader, term, lease TTL, kill switch, database marks and payment/rejection counts.",
-                "Leader id, term, lease and TTL left, paused?, database mark per resource, pending/settled counts, rejected-write count.",
-                " --json prints one JSON object with stable field names (see README).",
-                "Exit 1 (still printing what is known) when etcd or the database could not be read."})
+                "",
+                "Leader id, term, lease and TTL left, paused?, database mark per resource, pending/settled counts, "
+                        + "rejected-write count. --json prints one JSON object with stable field names (see README). Exit 1 "
+                        + "(still printing what is known) when etcd or the database could not be read."})
 final class StatusCommand implements Callable<Integer> {
     /** The stable top-level field names of {@code status --json}, in output order. */
     static final List<String> JSON_FIELDS = List.of("election", "resource", "leader_id", "term", "lease_id", "lease_id_hex",

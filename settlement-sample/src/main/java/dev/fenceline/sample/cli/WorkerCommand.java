@@ -14,9 +14,10 @@ import picocli.CommandLine.Option;
 
 @Command(name = "worker", mixinStandardHelpOptions = true,
         description = {"Run a settlement worker (campaigns; while leader, settles batches through the fenced writer).",
-                "Runs until SIGTERM/SIGINT. While its leadership is valid it settles one batch of PENDING payments every",
-                "interval, in one fenced transaction carrying its term. On SIGTERM: stop taking batches, finish the current",
-                "one, resign, exit 0 (within the TTL). Keeps retrying while etcd is unreachable."})
+                "",
+                "Runs until SIGTERM/SIGINT. While its leadership is valid it settles one batch of PENDING payments "
+                        + "every interval, in one fenced transaction carrying its term. On SIGTERM: stop taking batches, finish"
+                        + " the current one, resign, exit 0 (within the TTL). Keeps retrying while etcd is unreachable."})
 final class WorkerCommand implements Callable<Integer> {
     private static final Logger log = LoggerFactory.getLogger(WorkerCommand.class);
 
