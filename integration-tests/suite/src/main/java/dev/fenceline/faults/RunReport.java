@@ -110,6 +110,7 @@ public final class RunReport {
         }
         totals.put("violations_per_check", perCheck);
         totals.put("leader_overlap_ns", r.leaderOverlapNs());
+        totals.put("leader_overlap_across_coordinator_rebuild_ns", r.crossRebuildOverlapNs());
         totals.put("validity_windows_recorded", h.validityWindows.size());
         totals.put("unreadable_history_lines", unreadableLines);
         totals.put("run_dir", runDir.toString());

@@ -6,10 +6,13 @@ import java.util.Map;
 
 /**
  * What the checker found. {@link #ok()} is true when there is no violation. {@link #explain()} names the seed and
- * every violation, one per line, so a failing run can be reproduced.
+ * every violation, one per line, so a failing run can be reproduced. {@code crossRebuildOverlapNs} is leadership overlap
+ * between a leader of a wiped coordinator and a leader of its replacement: expected, not a violation (the database
+ * fence rejects the old term).
  */
 public record CheckResult(long seed, List<Violation> violations, List<FaultOutcome> faultOutcomes,
-                          long leaderOverlapNs, boolean validityAvailable, Map<Check, Integer> checkedItems) {
+                          long leaderOverlapNs, long crossRebuildOverlapNs, boolean validityAvailable,
+                          Map<Check, Integer> checkedItems) {
 
     public CheckResult {
         violations = List.copyOf(violations);

@@ -43,9 +43,9 @@ public final class HistoryChecker {
         checkRejectionsAudited(h, out, items);
         checkExactlyOnce(h, out, items);
         List<FaultOutcome> outcomes = checkLiveness(h, out, items);
-        long[] overlap = {0};
+        long[] overlap = {0, 0};
         boolean validity = checkSingleValidLeader(h, out, items, overlap);
-        return new CheckResult(h.seed, capped(out), outcomes, overlap[0], validity, items);
+        return new CheckResult(h.seed, capped(out), outcomes, overlap[0], overlap[1], validity, items);
     }
 
     /** Keeps at most MAX_REPORTED_PER_CHECK violations per check, plus a line saying how many were left out. */
@@ -342,14 +342,13 @@ public final class HistoryChecker {
     }
 
     // (f) ---------------------------------------------------------------------------------------------------
+    /**
+     * Two workers may not both be validly leader at the same instant. A coordinator rebuilt from nothing cannot know
+     * the old leader (its lease vanished with the data), so windows on either side of a coordinatorRebuilt
+     * injection are not compared: that overlap is expected, the database fence covers it, and it is reported
+     * separately ({@link CheckResult#crossRebuildOverlapNs()}).
+     */
     private boolean checkSingleValidLeader(History h, List<Violation> out, Map<Check, Integer> items, long[] overlapOut) {
-        Map<String, List<long[]>> perWorker = new TreeMap<>();
-        for (ValidityWindow v : h.validityWindows) {
-            if (v.untilMonoNs() <= v.fromMonoNs()) {
-                continue;
-            }
-            perWorker.computeIfAbsent(v.worker(), k -> new ArrayList<>()).add(new long[]{v.fromMonoNs(), v.untilMonoNs(), v.term()});
-        }
         items.put(Check.F_SINGLE_VALID_LEADER, h.validityWindows.size());
         if (h.validityWindows.isEmpty()) {
             boolean hadLeaders = h.stateChanges.stream().anyMatch(s -> "LEADER".equals(s.state()));
@@ -359,9 +358,26 @@ public final class HistoryChecker {
             }
             return false;
         }
-        // Union of each worker's windows (a worker renewing its own lease may report overlapping windows).
+        List<Long> rebuilds = new ArrayList<>();
+        for (FaultRecord f : h.faults) {
+            if (REBUILD_KIND.equals(f.kind())) {
+                rebuilds.add(f.injectMonoNs());
+            }
+        }
+        rebuilds.sort(null);
+        // Per worker and coordinator epoch: the union of its windows of one term.
         Map<String, List<long[]>> unions = new TreeMap<>();
-        perWorker.forEach((w, list) -> {
+        Map<String, List<long[]>> perKey = new TreeMap<>();
+        for (ValidityWindow v : h.validityWindows) {
+            long from = v.effectiveFrom();
+            if (v.untilMonoNs() <= from) {
+                continue;
+            }
+            long epoch = epochOf(rebuilds, v.recordedMonoNs());
+            perKey.computeIfAbsent(v.worker() + "\u0000" + epoch, k -> new ArrayList<>())
+                    .add(new long[]{from, v.untilMonoNs(), v.term(), epoch});
+        }
+        perKey.forEach((key, list) -> {
             list.sort(Comparator.comparingLong(a -> a[0]));
             List<long[]> merged = new ArrayList<>();
             for (long[] iv : list) {
@@ -369,31 +385,56 @@ public final class HistoryChecker {
                 if (last != null && iv[0] <= last[1] && iv[2] == last[2]) {
                     last[1] = Math.max(last[1], iv[1]);
                 } else {
-                    merged.add(new long[]{iv[0], iv[1], iv[2]});
+                    merged.add(iv.clone());
                 }
             }
-            unions.put(w, merged);
+            unions.put(key, merged);
         });
-        List<String> workers = new ArrayList<>(unions.keySet());
+        List<String> keys = new ArrayList<>(unions.keySet());
         long total = 0;
-        for (int i = 0; i < workers.size(); i++) {
-            for (int j = i + 1; j < workers.size(); j++) {
-                for (long[] x : unions.get(workers.get(i))) {
-                    for (long[] y : unions.get(workers.get(j))) {
+        long crossRebuild = 0;
+        for (int i = 0; i < keys.size(); i++) {
+            String wi = keys.get(i).substring(0, keys.get(i).indexOf('\u0000'));
+            for (int j = i + 1; j < keys.size(); j++) {
+                String wj = keys.get(j).substring(0, keys.get(j).indexOf('\u0000'));
+                if (wi.equals(wj)) {
+                    continue;
+                }
+                for (long[] x : unions.get(keys.get(i))) {
+                    for (long[] y : unions.get(keys.get(j))) {
                         long from = Math.max(x[0], y[0]);
                         long until = Math.min(x[1], y[1]);
-                        if (until > from) {
-                            total += until - from;
-                            out.add(new Violation(Check.F_SINGLE_VALID_LEADER, workers.get(i) + " (term " + x[2]
-                                    + ") and " + workers.get(j) + " (term " + y[2] + ") were both validly LEADER for "
-                                    + String.format(java.util.Locale.ROOT, "%.3f", (until - from) / 1e6)
-                                    + " ms (monotonic " + from + ".." + until + " ns)"));
+                        if (until <= from) {
+                            continue;
                         }
+                        if (x[3] != y[3]) {
+                            crossRebuild += until - from;
+                            continue;
+                        }
+                        total += until - from;
+                        out.add(new Violation(Check.F_SINGLE_VALID_LEADER, wi + " (term " + x[2] + ") and " + wj
+                                + " (term " + y[2] + ") were both validly LEADER for "
+                                + String.format(java.util.Locale.ROOT, "%.3f", (until - from) / 1e6)
+                                + " ms (monotonic " + from + ".." + until + " ns)"));
                     }
                 }
             }
         }
         overlapOut[0] = total;
+        overlapOut[1] = crossRebuild;
         return true;
+    }
+
+    /** The kind name of the coordinator-rebuild fault (windows are not compared across it). */
+    public static final String REBUILD_KIND = "coordinatorRebuilt";
+
+    private static long epochOf(List<Long> rebuilds, long t) {
+        long e = 0;
+        for (long r : rebuilds) {
+            if (t >= r) {
+                e++;
+            }
+        }
+        return e;
     }
 }

@@ -77,7 +77,7 @@ public final class HistoryFiles {
                             n.path("term").asLong(0)));
                 }
                 case "validity" -> validity.add(new ValidityWindow(worker, n.path("term").asLong(0),
-                        n.path("valid_from_mono_ns").asLong(-1), n.path("valid_until_mono_ns").asLong(-1)));
+                        n.path("valid_from_mono_ns").asLong(-1), n.path("valid_until_mono_ns").asLong(-1), mono));
                 case "batch" -> {
                     String phase = n.path("phase").asText("");
                     Deque<JsonNode> q = open.computeIfAbsent(worker, k -> new ArrayDeque<>());
@@ -94,7 +94,7 @@ public final class HistoryFiles {
                     }
                 }
                 case "start" -> closeAll(worker, open); // a (re)started worker process: older starts never end
-                case "stop", "term_floor" -> { }
+                case "stop", "term_floor", "debug_pause" -> { }
                 default -> unreadableLines++;
             }
         }

@@ -24,6 +24,8 @@ import java.util.concurrent.TimeUnit;
  */
 public final class WorkerProcess implements AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper();
+    /** What the sample's worker prints when its debug hook holds it inside a batch. */
+    public static final String PAUSE_MARKER = "FENCELINE-PAUSED-INSIDE-BATCH";
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofMillis(500)).build();
 
     private final String id;
@@ -158,6 +160,7 @@ public final class WorkerProcess implements AutoCloseable {
      */
     public boolean pauseInsideNextBatch(Duration wait) {
         long armedAt = System.nanoTime();
+        long logOffset = size(logFile);
         try {
             java.nio.file.Files.writeString(pauseFile, "paused by the fault suite\n");
         } catch (IOException e) {
@@ -165,7 +168,7 @@ public final class WorkerProcess implements AutoCloseable {
         }
         long deadline = armedAt + wait.toNanos();
         while (System.nanoTime() < deadline) {
-            if (pausedSince(armedAt)) {
+            if (pausedSince(armedAt) || logSaysPaused(logOffset)) {
                 return true;
             }
             try {
@@ -176,6 +179,30 @@ public final class WorkerProcess implements AutoCloseable {
             }
         }
         return false;
+    }
+
+    private static long size(Path p) {
+        try {
+            return java.nio.file.Files.size(p);
+        } catch (IOException e) {
+            return 0;
+        }
+    }
+
+    /** The sample prints {@value #PAUSE_MARKER} on stdout (our log file) when it stops inside a batch. */
+    private boolean logSaysPaused(long fromOffset) {
+        try (java.io.RandomAccessFile f = new java.io.RandomAccessFile(logFile.toFile(), "r")) {
+            long len = f.length();
+            if (len <= fromOffset) {
+                return false;
+            }
+            f.seek(fromOffset);
+            byte[] b = new byte[(int) Math.min(len - fromOffset, 4 << 20)];
+            f.readFully(b);
+            return new String(b, java.nio.charset.StandardCharsets.UTF_8).contains(PAUSE_MARKER);
+        } catch (IOException e) {
+            return false;
+        }
     }
 
     private boolean pausedSince(long monoNs) {

@@ -196,6 +196,28 @@ class HistoryCheckerTest {
     }
 
     @Test
+    void aClaimAboutThePastIsNotTrustedOnlyWhatTheWorkerSaidFromThenOn() {
+        // w3 says at 20 s "valid since 0 s until 21 s" (a term-keyed "since" after a term was reused): it only counts
+        // from 20 s, so it does not overlap w2 (until 14 s).
+        History h = clean().validity(new ValidityWindow("w3", 1, 0, 21 * S, 20 * S)).build();
+        CheckResult r = checker.check(h);
+        assertThat(r.violations(Check.F_SINGLE_VALID_LEADER)).isEmpty();
+    }
+
+    @Test
+    void overlapAcrossACoordinatorRebuildIsReportedButIsNotAViolation() {
+        // w2's window (9..14 s) was granted by the old coordinator; the rebuild at 12 s; w3 leads the new one at 12.5 s.
+        History h = clean()
+                .fault(new FaultRecord(2, "coordinatorRebuilt", "etcd", 12 * S, 12 * S, 2, ""))
+                .validity(new ValidityWindow("w3", 1, 12_500_000_000L, 20 * S, 12_500_000_000L))
+                .build();
+        CheckResult r = checker.check(h);
+        assertThat(r.violations(Check.F_SINGLE_VALID_LEADER)).isEmpty();
+        assertThat(r.crossRebuildOverlapNs()).isEqualTo(1_500_000_000L);
+        assertThat(r.leaderOverlapNs()).isZero();
+    }
+
+    @Test
     void missingValidityRecordsAreReportedUnavailableOrFailWhenRequired() {
         History h = History.builder(SEED).state(new StateChange("w1", 0, 0, "LEADER", 1)).build();
         assertThat(checker.check(h).validityAvailable()).isFalse();
