@@ -349,6 +349,13 @@ public final class Demo {
     /** SIGTERM every worker (graceful: finish batch, resign, exit 0), then kill what is left. */
     private synchronized void stopWorkers() {
         for (ChildProcess w : workers) {
+            try {
+                Files.deleteIfExists(pauseFile(w.name()));   // a worker paused inside a batch must be able to finish
+            } catch (java.io.IOException ignored) {
+                // best effort
+            }
+        }
+        for (ChildProcess w : workers) {
             if (w.isAlive()) {
                 w.signal("CONT");
                 w.signal("TERM");
