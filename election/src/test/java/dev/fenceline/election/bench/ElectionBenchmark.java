@@ -206,7 +206,7 @@ public final class ElectionBenchmark {
     } finally {
       long c0 = System.nanoTime();
       s.close();
-      System.out.printf("  closing the session (resign %,d elections, revoke lease): %d ms%n", n,
+      System.out.printf("  closing the session (end %,d terms locally, revoke the lease): %d ms%n", n,
           TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - c0));
     }
   }
