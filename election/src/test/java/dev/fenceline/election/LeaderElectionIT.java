@@ -367,4 +367,35 @@ class LeaderElectionIT {
       assertThat(again.state()).isEqualTo(LeadershipState.LATENT);
     }
   }
+
+  @Test
+  void unreadableOrLeftoverRecordsAreResolvedWithoutGuessing() throws Exception {
+    String name = electionName("records");
+    ElectionConfig cfg = config(Duration.ofSeconds(2)).build();
+    ElectionKeys keys = cfg.keys(name);
+    // 1. garbage in the leader key (an operator's mistake): nobody overwrites it, nobody leads
+    cluster.etcdctl("put", keys.leader(), "not a leader record");
+    try (Candidate a = Candidate.started(cfg, name, "a")) {
+      await().atMost(Duration.ofSeconds(5)).until(() -> a.state() == LeadershipState.FOLLOWER);
+      await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(2)).until(() -> !a.isValidLeader());
+      assertThat(cluster.etcdctl("get", keys.leader(), "--print-value-only").trim()).isEqualTo("not a leader record");
+      cluster.etcdctl("del", keys.leader());
+      Leadership first = a.election.awaitLeadership(Duration.ofSeconds(5));
+      assertThat(first.term()).isEqualTo(1);
+    }
+    // 2. a record bound to our own lease with a nonce we never issued (e.g. a resign whose delete was lost):
+    //    it is ours to remove (guarded by its mod revision), then we campaign for a new term
+    try (Candidate b = new Candidate(cfg, name, "b")) {
+      String leftover = "{\"leader_id\":\"b\",\"term\":1,\"lease_id\":" + b.session.leaseId()
+          + ",\"nonce\":\"leftover\",\"metadata\":{},\"acquired_at\":\"2026-01-01T00:00:00Z\"}";
+      cluster.etcdctl("put", keys.leader(), leftover, "--lease=" + Long.toHexString(b.session.leaseId()));
+      b.election.start();
+      Leadership l = b.election.awaitLeadership(Duration.ofSeconds(5));
+      assertThat(l.nonce()).isNotEqualTo("leftover");
+      assertThat(l.term()).isEqualTo(2);
+      try (ElectionAdmin admin = ElectionAdmin.connect(cfg)) {
+        assertThat(admin.leader(name).orElseThrow().nonce()).isEqualTo(l.nonce());
+      }
+    }
+  }
 }
