@@ -7,6 +7,7 @@ import dev.fenceline.faults.history.History;
 import dev.fenceline.faults.history.Outcome;
 import dev.fenceline.faults.history.Payment;
 import dev.fenceline.faults.history.RejectedWrite;
+import dev.fenceline.faults.history.StateChange;
 import dev.fenceline.faults.history.TermMark;
 import dev.fenceline.faults.history.ValidityWindow;
 
@@ -365,18 +366,54 @@ public final class HistoryChecker {
             }
         }
         rebuilds.sort(null);
-        // Per worker and coordinator epoch: the union of its windows of one term.
+        // A claim counts only while the worker's own state log says LEADER (SUSPECT, LOST, FOLLOWER... end it), and
+        // belongs to the coordinator epoch in which that leadership (worker, term, lease) was acquired.
+        Map<String, List<StateChange>> states = new HashMap<>();
+        for (StateChange sc : h.stateChanges) {
+            states.computeIfAbsent(sc.worker(), k -> new ArrayList<>()).add(sc);
+        }
+        states.values().forEach(l -> l.sort(Comparator.comparingLong(StateChange::monoNs)));
         Map<String, List<long[]>> unions = new TreeMap<>();
         Map<String, List<long[]>> perKey = new TreeMap<>();
+        int counted = 0;
         for (ValidityWindow v : h.validityWindows) {
             long from = v.effectiveFrom();
-            if (v.untilMonoNs() <= from) {
+            long until = v.untilMonoNs();
+            long acquired = v.recordedMonoNs();
+            List<StateChange> log = states.get(v.worker());
+            if (log != null && !log.isEmpty()) {
+                StateChange current = null;
+                StateChange next = null;
+                for (StateChange sc : log) {
+                    if (sc.monoNs() <= v.recordedMonoNs()) {
+                        current = sc;
+                    } else if (!"LEADER".equals(sc.state())) {
+                        next = sc;
+                        break;
+                    }
+                }
+                if (current == null || !"LEADER".equals(current.state()) || current.term() != v.term()) {
+                    continue; // not LEADER when it was said: e.g. the deadline re-stated on SUSPECT or LOST
+                }
+                if (next != null) {
+                    until = Math.min(until, next.monoNs());
+                }
+                for (StateChange sc : log) {
+                    if ("LEADER".equals(sc.state()) && sc.term() == current.term() && sc.lease() == current.lease()) {
+                        acquired = sc.monoNs();
+                        break;
+                    }
+                }
+            }
+            if (until <= from) {
                 continue;
             }
-            long epoch = epochOf(rebuilds, v.recordedMonoNs());
+            counted++;
+            long epoch = epochOf(rebuilds, acquired);
             perKey.computeIfAbsent(v.worker() + "\u0000" + epoch, k -> new ArrayList<>())
-                    .add(new long[]{from, v.untilMonoNs(), v.term(), epoch});
+                    .add(new long[]{from, until, v.term(), epoch});
         }
+        items.put(Check.F_SINGLE_VALID_LEADER, counted);
         perKey.forEach((key, list) -> {
             list.sort(Comparator.comparingLong(a -> a[0]));
             List<long[]> merged = new ArrayList<>();

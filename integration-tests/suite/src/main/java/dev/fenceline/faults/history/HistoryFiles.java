@@ -74,7 +74,7 @@ public final class HistoryFiles {
                 case "state" -> {
                     String state = n.path("state").asText("");
                     states.add(new StateChange(worker, mono, n.path("ts_wall_ms").asLong(-1), state,
-                            n.path("term").asLong(0)));
+                            n.path("term").asLong(0), n.path("lease").asLong(0)));
                 }
                 case "validity" -> validity.add(new ValidityWindow(worker, n.path("term").asLong(0),
                         n.path("valid_from_mono_ns").asLong(-1), n.path("valid_until_mono_ns").asLong(-1), mono));

@@ -44,7 +44,8 @@ class HistoryCheckerTest {
                 .payment(new Payment(4, "SETTLED", 11L, 400))
                 .inserted(java.util.List.of(1L, 2L, 3L, 4L))
                 .state(new StateChange("w1", 0, 0, "LEADER", 1))
-                .state(new StateChange("w2", 10 * S, 0, "LEADER", 2))
+                .state(new StateChange("w1", 5 * S, 0, "SUSPECT", 1))
+                .state(new StateChange("w2", 9 * S, 0, "LEADER", 2))
                 .validity(new ValidityWindow("w1", 1, 0, 3 * S))
                 .validity(new ValidityWindow("w1", 1, 2 * S, 5 * S))
                 .validity(new ValidityWindow("w2", 2, 9 * S, 14 * S))
@@ -202,6 +203,23 @@ class HistoryCheckerTest {
         History h = clean().validity(new ValidityWindow("w3", 1, 0, 21 * S, 20 * S)).build();
         CheckResult r = checker.check(h);
         assertThat(r.violations(Check.F_SINGLE_VALID_LEADER)).isEmpty();
+    }
+
+    @Test
+    void aClaimEndsWhenTheWorkersOwnLogLeavesLeaderAndClaimsMadeWhileSuspectDoNotCount() {
+        // w3 leads term 3 from 14 s, resigns at 15 s although its last claim said "until 20 s"; w4 leads from 16 s.
+        // w5 re-states an old deadline while SUSPECT.
+        History h = clean()
+                .state(new StateChange("w3", 14 * S, 0, "LEADER", 3, 77))
+                .validity(new ValidityWindow("w3", 3, 14 * S, 20 * S, 14 * S))
+                .state(new StateChange("w3", 15 * S, 0, "FOLLOWER", 0, 77))
+                .state(new StateChange("w4", 16 * S, 0, "LEADER", 4, 78))
+                .validity(new ValidityWindow("w4", 4, 16 * S, 19 * S, 16 * S))
+                .state(new StateChange("w5", 17 * S, 0, "SUSPECT", 2, 79))
+                .validity(new ValidityWindow("w5", 2, 10 * S, 18 * S, 17 * S))
+                .build();
+        CheckResult r = checker.check(h);
+        assertThat(r.violations(Check.F_SINGLE_VALID_LEADER)).as(r.explain()).isEmpty();
     }
 
     @Test

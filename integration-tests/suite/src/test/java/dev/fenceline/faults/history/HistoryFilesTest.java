@@ -20,7 +20,7 @@ class HistoryFilesTest {
         assertThat(h.attempts).containsExactly(
                 new BatchAttempt("w1", 7, "k1", 20, 30, Outcome.COMMITTED, 5, null),
                 new BatchAttempt("w1", 7, "k2", 40, 50, Outcome.REJECTED, 5, "stale"));
-        assertThat(h.states).containsExactly(new StateChange("w1", 10, 1, "LEADER", 7));
+        assertThat(h.states).containsExactly(new StateChange("w1", 10, 1, "LEADER", 7, 123));
         assertThat(h.validity).containsExactly(new ValidityWindow("w1", 7, 10, 3000, 11));
         assertThat(h.unreadableLines).isZero();
     }
