@@ -17,7 +17,10 @@ import org.jooq.UpdateSetMoreStep;
  * roll back or change the auto-commit mode of the connection yourself.
  */
 public interface FencedContext {
-    /** jOOQ on the fenced connection (PostgreSQL dialect), inside the transaction. */
+    /**
+     * jOOQ on the fenced connection (PostgreSQL dialect), inside the transaction. Bound to the thread running the
+     * work: use it there, not after the work returned and not from other threads.
+     */
     DSLContext dsl();
 
     FencingToken token();

@@ -58,6 +58,9 @@ public final class WriterEngine {
     private final Map<PGConnection, Map<String, Long>> entered = Collections.synchronizedMap(new WeakHashMap<>());
     /** "resource\0table" known to be protected for that resource. */
     private final Map<String, Boolean> protectedTables = new ConcurrentHashMap<>();
+    /** One jOOQ context for all transactions; its connection is the current thread's fenced connection. */
+    private final CurrentConnectionProvider current = new CurrentConnectionProvider();
+    private final DSLContext workDsl = DSL.using(current, SQLDialect.POSTGRES, SETTINGS);
 
     public WriterEngine(DataSource dataSource, FencedWriterConfig config) {
         this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -191,17 +194,17 @@ public final class WriterEngine {
     private <T> T runTransaction(Connection c, Map<String, Long> state, FencingToken token,
                                  WriteDescription description, FencedWork<T> work) {
         boolean committing = false;
+        Connection previous = current.bind(c);
         try {
             try {
                 c.setAutoCommit(false);
-                DSLContext dsl = dsl(c);
                 if (config.stampTransactionTerm()) {
                     try (PreparedStatement ps = c.prepareStatement("SELECT set_config('fencing.term', ?, true)")) {
                         ps.setString(1, Long.toString(token.term()));
                         ps.execute();
                     }
                 }
-                T result = work.run(new FencedContextImpl(dsl, token));
+                T result = work.run(new FencedContextImpl(workDsl, token));
                 committing = true;
                 c.commit();
                 return result;
@@ -216,6 +219,7 @@ public final class WriterEngine {
                 }
             }
         } finally {
+            current.restore(previous);
             closeQuietly(c);
         }
     }

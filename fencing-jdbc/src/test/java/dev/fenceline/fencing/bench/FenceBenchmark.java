@@ -70,7 +70,8 @@ public final class FenceBenchmark {
         Instant started = Instant.now();
         String loadAtStart = loadAverage();
         List<String> rows = new ArrayList<>();
-        try (PostgresServer server = PostgresServer.start(PostgresServer.Options.defaults().durable(true));
+        try (PostgresServer server = PostgresServer.start(
+                PostgresServer.Options.defaults().durable(!"false".equals(System.getProperty("bench.durable"))));
              TestDatabase db = server.createDatabase("fence_bench")) {
             setUp(db);
             String settings = settings(db);
@@ -91,6 +92,13 @@ public final class FenceBenchmark {
                 + " | tps trigger mode | ratio | median round ratio |");
         System.out.println("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
         rows.forEach(System.out::println);
+        System.out.println();
+        System.out.println("CPU per transaction (µs): PostgreSQL backends (from /proc, 10 ms ticks summed over all rounds)"
+                + " and client threads (JVM thread CPU time); insensitive to other load on the machine");
+        System.out.println("| transaction | connections | server unfenced | server writer | server trigger"
+                + " | client unfenced | client writer | client trigger |");
+        System.out.println("|---|---:|---:|---:|---:|---:|---:|---:|");
+        CPU.forEach(System.out::println);
         System.out.printf("total %ds; load average at start %s, at end %s; %d CPUs%n",
                 Duration.between(started, Instant.now()).toSeconds(), loadAtStart, loadAverage(),
                 Runtime.getRuntime().availableProcessors());
@@ -132,17 +140,25 @@ public final class FenceBenchmark {
         long[] txns = new long[modes.length];
         long[] nanos = new long[modes.length];
         double[][] roundTps = new double[rounds][modes.length];
-        try (HikariDataSource pool = Databases.dataSource(config)) {
+        long[] serverTicks = new long[modes.length];
+        long[] clientNs = new long[modes.length];
+        try (HikariDataSource pool = Databases.dataSource(config);
+             Connection admin = db.dataSource().getConnection()) {
             FencedWriter writer = FencedWriter.create(pool, FencedWriterConfig.defaults());
             for (Mode m : modes) {   // warm-up: JIT, plan caches, enter() on every pooled session
                 run(pool, writer, kind, m, connections, 1);
             }
+            List<Integer> backends = backends(admin);
             for (int r = 0; r < rounds; r++) {
                 for (int i = 0; i < modes.length; i++) {
                     Mode m = modes[(i + r) % modes.length];   // rotate the order every round
+                    long ticks0 = cpuTicks(backends);
+                    long client0 = CLIENT_CPU_NS.sum();
                     long t0 = System.nanoTime();
                     long n = run(pool, writer, kind, m, connections, seconds);
                     long dt = System.nanoTime() - t0;
+                    serverTicks[m.ordinal()] += cpuTicks(backends) - ticks0;
+                    clientNs[m.ordinal()] += CLIENT_CPU_NS.sum() - client0;
                     txns[m.ordinal()] += n;
                     nanos[m.ordinal()] += dt;
                     roundTps[r][m.ordinal()] = n / (dt / 1e9);
@@ -152,9 +168,49 @@ public final class FenceBenchmark {
         double plain = tps(txns, nanos, Mode.UNFENCED);
         double w = tps(txns, nanos, Mode.WRITER);
         double t = tps(txns, nanos, Mode.TRIGGER);
+        CPU.add(String.format(Locale.ROOT, "| %s | %d | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f |",
+                kind.label, connections, perTxnMicros(serverTicks, txns, Mode.UNFENCED, TICK_NS),
+                perTxnMicros(serverTicks, txns, Mode.WRITER, TICK_NS), perTxnMicros(serverTicks, txns, Mode.TRIGGER, TICK_NS),
+                perTxnMicros(clientNs, txns, Mode.UNFENCED, 1), perTxnMicros(clientNs, txns, Mode.WRITER, 1),
+                perTxnMicros(clientNs, txns, Mode.TRIGGER, 1)));
         return String.format(Locale.ROOT, "| %s | %d | %.0f | %.0f | %.2f | %.2f | %.0f | %.2f | %.2f |",
                 kind.label, connections, plain, w, w / plain, medianRatio(roundTps, Mode.WRITER), t, t / plain,
                 medianRatio(roundTps, Mode.TRIGGER));
+    }
+
+    private static final List<String> CPU = new ArrayList<>();
+    /** Linux clock ticks (USER_HZ) are 10 ms. */
+    private static final long TICK_NS = 10_000_000L;
+
+    private static double perTxnMicros(long[] amount, long[] txns, Mode m, long unitNs) {
+        return amount[m.ordinal()] * (double) unitNs / 1_000 / Math.max(1, txns[m.ordinal()]);
+    }
+
+    /** Backend pids of the benchmark pool (all connections exist after the warm-up: the pool is fixed-size). */
+    private static List<Integer> backends(Connection admin) throws SQLException {
+        List<Integer> pids = new ArrayList<>();
+        try (Statement s = admin.createStatement();
+             var rs = s.executeQuery("SELECT pid FROM pg_stat_activity WHERE application_name = 'fence-bench'")) {
+            while (rs.next()) {
+                pids.add(rs.getInt(1));
+            }
+        }
+        return pids;
+    }
+
+    /** utime + stime of the backends from /proc (0 where unreadable, e.g. a server not on this machine). */
+    private static long cpuTicks(List<Integer> pids) {
+        long sum = 0;
+        for (int pid : pids) {
+            try {
+                String stat = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/" + pid + "/stat"));
+                String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                sum += Long.parseLong(f[11]) + Long.parseLong(f[12]);   // fields 14 and 15 of proc(5)
+            } catch (java.io.IOException | RuntimeException e) {
+                // backend gone or not local
+            }
+        }
+        return sum;
     }
 
     /** Median over rounds of (fenced tps / unfenced tps) measured back to back: robust to bursts of outside load. */
@@ -180,6 +236,10 @@ public final class FenceBenchmark {
         }
     }
 
+    private static final LongAdder CLIENT_CPU_NS = new LongAdder();
+    private static final java.lang.management.ThreadMXBean THREADS =
+            java.lang.management.ManagementFactory.getThreadMXBean();
+
     private static long run(HikariDataSource pool, FencedWriter writer, Kind kind, Mode mode, int threads,
                             int seconds) throws InterruptedException {
         LongAdder done = new LongAdder();
@@ -189,11 +249,13 @@ public final class FenceBenchmark {
         long deadline = System.nanoTime() + seconds * 1_000_000_000L;
         for (int i = 0; i < threads; i++) {
             Thread th = new Thread(() -> {
+                long cpu0 = THREADS.getCurrentThreadCpuTime();
                 try {
                     while (!stop.get() && System.nanoTime() < deadline) {
                         transaction(pool, writer, kind, mode);
                         done.increment();
                     }
+                    CLIENT_CPU_NS.add(THREADS.getCurrentThreadCpuTime() - cpu0);
                 } catch (Throwable e) {
                     synchronized (errors) {
                         errors.add(e);
