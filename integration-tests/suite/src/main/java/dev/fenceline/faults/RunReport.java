@@ -166,7 +166,7 @@ public final class RunReport {
         for (Row r : rows) {
             sb.append(String.format(Locale.ROOT, "| %s | %d | %d | %d | %d | %s | %s |%n", r.kind(), r.injections(),
                     r.batchesCommitted(), r.staleRejected(), r.violations(),
-                    r.failoverSamples() == 0 ? "n/a (no new term)" : ms(r.failoverP50()) + " / " + ms(r.failoverP99()) + " / "
+                    r.injections() == 0 ? "-" : r.failoverSamples() == 0 ? "n/a (no new term)" : ms(r.failoverP50()) + " / " + ms(r.failoverP99()) + " / "
                             + ms(r.failoverMax()) + (r.failoverSamples() < r.injections() ? " (" + r.failoverSamples() + " with a new term)" : ""),
                     ms(r.recoveryP50()) + " / " + ms(r.recoveryP99()) + " / " + ms(r.recoveryMax())));
         }
