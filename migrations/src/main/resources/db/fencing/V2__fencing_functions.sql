@@ -402,7 +402,6 @@ DECLARE
   v_schema     name;
   v_existing   text;
   v_coltype    text;
-  v_hasdef     boolean;
   v_trigger    boolean;
   v_old_lt     text := current_setting('lock_timeout');
 BEGIN
@@ -426,7 +425,7 @@ BEGIN
     RAISE EXCEPTION USING ERRCODE = 'FL006',
       MESSAGE = format('fencing.protect_table: %s is already protected for resource %s; call fencing.unprotect_table(%L) first', p_tbl, v_existing, p_tbl::text);
   END IF;
-  SELECT format_type(a.atttypid, a.atttypmod), a.atthasdef INTO v_coltype, v_hasdef
+  SELECT format_type(a.atttypid, a.atttypmod) INTO v_coltype
     FROM pg_attribute a WHERE a.attrelid = p_tbl AND a.attname = 'fencing_term' AND NOT a.attisdropped;
   IF v_coltype IS NOT NULL AND v_coltype <> 'bigint' THEN
     RAISE EXCEPTION USING ERRCODE = 'FL006',
@@ -434,21 +433,17 @@ BEGIN
   END IF;
   v_trigger := EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgrelid = p_tbl AND t.tgname = 'fencing_guard' AND NOT t.tgisinternal);
 
-  IF v_existing IS NOT NULL AND v_coltype IS NOT NULL AND v_hasdef AND v_trigger THEN
+  IF v_existing IS NOT NULL AND v_coltype IS NOT NULL AND v_trigger THEN
     RETURN 'unchanged';                        -- idempotent: no lock taken, nothing altered
   END IF;
 
-  -- Catalog-only changes (no rewrite, no scan): a nullable column without default, then a default that only
-  -- applies to future inserts, then the statement trigger. Each needs a short strong lock: bounded by lock_timeout.
+  -- Catalog-only changes (no rewrite, no scan): a nullable column without default (a per-row default would cost
+  -- ~1 us per inserted row; the writer stamps the term itself), then the statement trigger. Each needs a short
+  -- strong lock: bounded by lock_timeout.
   EXECUTE format('SET LOCAL lock_timeout = %L', btrim(p_lock_timeout));
   BEGIN
     IF v_coltype IS NULL THEN
       EXECUTE format('ALTER TABLE %s ADD COLUMN fencing_term bigint', p_tbl);
-      v_hasdef := false;
-    END IF;
-    IF NOT v_hasdef THEN
-      EXECUTE format('ALTER TABLE %s ALTER COLUMN fencing_term SET DEFAULT (NULLIF(pg_catalog.current_setting(%L, true), %L))::bigint',
-                     p_tbl, 'fencing.entered_' || v_key, '');
     END IF;
     IF NOT v_trigger THEN
       EXECUTE format('CREATE TRIGGER fencing_guard BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON %s '
@@ -465,7 +460,7 @@ BEGIN
 END
 $fn$;
 COMMENT ON FUNCTION fencing.protect_table(regclass, text, text) IS
-  'Retrofits fencing onto an existing table: adds nullable fencing_term (catalog-only), its default (the entered term), and the fencing_guard statement trigger; registers the table for the resource. Idempotent; every lock bounded by lock_timeout (default 2s).';
+  'Retrofits fencing onto an existing table: adds nullable fencing_term (catalog-only) and the fencing_guard statement trigger; registers the table for the resource. Idempotent; every lock bounded by lock_timeout (default 2s).';
 
 CREATE OR REPLACE FUNCTION fencing.unprotect_table(p_tbl regclass, p_lock_timeout text DEFAULT '2s')
 RETURNS text
@@ -510,7 +505,7 @@ BEGIN
 END
 $fn$;
 COMMENT ON FUNCTION fencing.unprotect_table(regclass, text) IS
-  'Removes the fencing trigger, the fencing_term default and the registration (the column and its data stay). Idempotent.';
+  'Removes the fencing trigger and the registration (the column and its data stay). Idempotent.';
 
 -- DBA views.
 CREATE OR REPLACE VIEW fencing.current_marks AS

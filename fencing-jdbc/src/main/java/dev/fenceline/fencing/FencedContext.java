@@ -13,7 +13,7 @@ import org.jooq.UpdateSetMoreStep;
  *
  * <p>Every write to a protected table in this transaction is checked by PostgreSQL (the {@code fencing_guard}
  * trigger) against the session's fence; {@link #update(Table)} and {@link #insertInto(Table)} additionally stamp
- * {@code fencing_term} on the rows they touch (inserts are stamped by the column default too). Do not commit,
+ * {@code fencing_term} on the rows they touch (plain {@code dsl()} statements do not). Do not commit,
  * roll back or change the auto-commit mode of the connection yourself.
  */
 public interface FencedContext {

@@ -112,7 +112,7 @@ class RetrofitIT {
     }
 
     @Test
-    void unprotectRemovesTriggerAndDefaultButKeepsDataAndIsIdempotent() throws Exception {
+    void unprotectRemovesTriggerAndRegistrationButKeepsDataAndIsIdempotent() throws Exception {
         createLegacy("old_ledger", 100);
         text("SELECT fencing.protect_table('old_ledger', 'legacy')");
         assertThat(text("SELECT fencing.unprotect_table('old_ledger')")).isEqualTo("unprotected");

