@@ -192,6 +192,32 @@ class FencedWriterIT {
     }
 
     @Test
+    void registeringAResourceIsIdempotentAndStartsItsMarkAtZero() {
+        long key = newLeader.registerResource("orders");
+        assertThat(newLeader.registerResource("orders")).isEqualTo(key);
+        assertThat(newLeader.highestAccepted("orders")).isZero();
+        assertThatThrownBy(() -> newLeader.highestAccepted("never-registered"))
+                .isInstanceOf(UnknownResourceException.class);
+    }
+
+    @Test
+    void writerThatAlsoStampsTheTransactionTermCommitsAndStillRejectsStaleTerms() {
+        FencedWriter stamping = FencedWriter.create(newLeaderPool,
+                FencedWriterConfig.builder().stampTransactionTerm(true).build());
+        long t = highestAccepted() + 1;
+        stamping.transaction(token(t, "stamping"), ctx -> {
+            assertThat(ctx.dsl().fetchSingle("SELECT current_setting('fencing.term')").get(0, String.class))
+                    .isEqualTo(Long.toString(t));
+            return ctx.insertInto(PAYMENT).set(ID, 7_001L).set(AMOUNT, 1L).execute();
+        });
+        assertThat(count(db, "SELECT fencing_term FROM payment WHERE id = 7001")).isEqualTo(t);
+        assertThatThrownBy(() -> stamping.transaction(token(t - 1, "stale"),
+                ctx -> ctx.insertInto(PAYMENT).set(ID, 7_002L).set(AMOUNT, 1L).execute()))
+                .isInstanceOf(StaleTermException.class);
+        assertThat(count(db, "SELECT count(*) FROM payment WHERE id = 7002")).isZero();
+    }
+
+    @Test
     void sessionsEnteredAtTheCurrentTermAreListedForDbas() throws Exception {
         long t = highestAccepted() + 1;
         newLeader.transaction(token(t, "new"), ctx -> ctx.insertInto(PAYMENT).set(ID, 6_001L).set(AMOUNT, 1L).execute());
