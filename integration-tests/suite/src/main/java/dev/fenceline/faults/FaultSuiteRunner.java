@@ -87,6 +87,7 @@ public final class FaultSuiteRunner {
                     continue;
                 }
                 index++;
+                env.injections.merge(kind, 1, Integer::sum);
                 Random rnd = new Random(cfg.seed() * 1_000_003L + index);
                 long mark = env.mark();
                 long beforeInject = System.nanoTime();

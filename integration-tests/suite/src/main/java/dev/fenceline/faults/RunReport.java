@@ -27,7 +27,8 @@ public final class RunReport {
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
     /** One row of the table. Times in milliseconds; -1 when there is no sample. */
-    public record Row(String kind, int injections, int batchesCommitted, int staleRejected, int violations,
+    public record Row(String kind, int injections, int takeoversDuringFault, int batchesCommitted, int staleRejected,
+                      int violations,
                       long failoverP50, long failoverP99, long failoverMax, int failoverSamples,
                       long recoveryP50, long recoveryP99, long recoveryMax) {
     }
@@ -65,7 +66,12 @@ public final class RunReport {
             int committed = 0;
             int rejected = 0;
             int violations = 0;
+            int takeovers = 0;
             for (FaultOutcome o : e.getValue()) {
+                long held = o.fault().healMonoNs() - o.fault().injectMonoNs();
+                if (o.failoverNs() >= 0 && o.failoverNs() < held) {
+                    takeovers++;
+                }
                 if (o.recoveryNs() >= 0) {
                     rec.add(o.recoveryNs() / 1_000_000);
                 }
@@ -81,7 +87,7 @@ public final class RunReport {
                     }
                 }
             }
-            rows.add(new Row(e.getKey(), e.getValue().size(), committed, rejected, violations,
+            rows.add(new Row(e.getKey(), e.getValue().size(), takeovers, committed, rejected, violations,
                     pct(fo, 50), pct(fo, 99), pct(fo, 100), fo.size(), pct(rec, 50), pct(rec, 99), pct(rec, 100)));
         }
         Map<String, Object> totals = new LinkedHashMap<>();
@@ -124,6 +130,8 @@ public final class RunReport {
             f.put("held_ms", (o.fault().healMonoNs() - o.fault().injectMonoNs()) / 1_000_000);
             f.put("mark_at_injection", o.fault().markAtInjection());
             f.put("failover_ms", o.failoverNs() < 0 ? null : o.failoverNs() / 1_000_000);
+            f.put("new_leader_committed_while_in_force",
+                    o.failoverNs() >= 0 && o.failoverNs() < o.fault().healMonoNs() - o.fault().injectMonoNs());
             f.put("recovery_ms", o.recoveryNs() < 0 ? null : o.recoveryNs() / 1_000_000);
             f.put("batches_committed", o.committed());
             f.put("stale_rejected", o.rejected());
@@ -160,11 +168,13 @@ public final class RunReport {
                 seed, totals.get("mode"), (Long) totals.get("ttl_ms"), totals.get("elapsed_s"), (Integer) totals.get("injections"),
                 totals.get("payments_settled"), (Integer) totals.get("batches_committed_db"),
                 rows.stream().mapToInt(Row::staleRejected).sum(), result.violations().size(), result.leaderOverlapNs()));
-        sb.append("| fault kind | injections | batches committed | stale attempts rejected | violations "
+        sb.append("| fault kind | injections | new leader committed while in force | batches committed "
+                + "| stale attempts rejected | violations "
                 + "| failover p50 / p99 / max (ms) | recovery after heal p50 / p99 / max (ms) |\n");
-        sb.append("|---|---:|---:|---:|---:|---|---|\n");
+        sb.append("|---|---:|---:|---:|---:|---:|---|---|\n");
         for (Row r : rows) {
-            sb.append(String.format(Locale.ROOT, "| %s | %d | %d | %d | %d | %s | %s |%n", r.kind(), r.injections(),
+            sb.append(String.format(Locale.ROOT, "| %s | %d | %d | %d | %d | %d | %s | %s |%n", r.kind(), r.injections(),
+                    r.takeoversDuringFault(),
                     r.batchesCommitted(), r.staleRejected(), r.violations(),
                     r.injections() == 0 ? "-" : r.failoverSamples() == 0 ? "n/a (no new term)" : ms(r.failoverP50()) + " / " + ms(r.failoverP99()) + " / "
                             + ms(r.failoverMax()) + (r.failoverSamples() < r.injections() ? " (" + r.failoverSamples() + " with a new term)" : ""),

@@ -77,8 +77,10 @@ public final class Faults {
             @Override
             public Injection inject(FaultEnvironment env, Random rnd) {
                 WorkerProcess w = leaderOrAny(env, rnd);
+                // Forward on the 1st, 3rd, ... clock jump of a run, backward on the 2nd, 4th, ...: both in every smoke.
                 int minutes = 2 + rnd.nextInt(9);
-                Duration offset = Duration.ofMinutes(rnd.nextBoolean() ? minutes : -minutes);
+                boolean forward = env.injections.getOrDefault(CLOCK_JUMP, 1) % 2 == 1;
+                Duration offset = Duration.ofMinutes(forward ? minutes : -minutes);
                 env.clock.jump(w.id(), offset);
                 return Injection.of(w.id(), "wall clock " + (offset.isNegative() ? "" : "+") + offset.toMinutes() + " min",
                         longerThanTtl(env), () -> env.clock.reset(w.id()));

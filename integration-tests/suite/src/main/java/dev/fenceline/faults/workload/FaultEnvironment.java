@@ -48,6 +48,8 @@ public final class FaultEnvironment implements AutoCloseable {
     public final List<WorkerProcess> workers = new ArrayList<>();
     public final ClockControl clock;
     public final PaymentInserter inserter;
+    /** How many times each fault kind has been injected so far in this run (the runner counts, faults may read). */
+    public final Map<String, Integer> injections = new java.util.concurrent.ConcurrentHashMap<>();
     private final List<AutoCloseable> closeables = new ArrayList<>();
 
     private FaultEnvironment(RunConfig config, Path runDir, TestDatabase database, EtcdCluster etcd, PeerPartition peers,
