@@ -5,7 +5,7 @@ set -euo pipefail
 if command -v etcd >/dev/null 2>&1 && command -v etcdctl >/dev/null 2>&1; then
   exit 0
 fi
-if [ "$(id -u)" -ne 0 ]; then
+if [ "${EUID:-$(id -u)}" -ne 0 ]; then
   echo "fenceline: etcd/etcdctl are not installed and this is not root, so they cannot be installed here." >&2
   echo "           Ask an administrator to run: sudo apt-get update && sudo apt-get install -y etcd-server etcd-client" >&2
   echo "           (or set FENCELINE_ETCD_BIN and FENCELINE_ETCDCTL_BIN to etcd 3.4+ binaries)." >&2
