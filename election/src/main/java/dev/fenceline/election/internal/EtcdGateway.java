@@ -5,6 +5,7 @@ import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KV;
 import io.etcd.jetcd.Lease;
+import io.etcd.jetcd.Response;
 import io.etcd.jetcd.Txn;
 import io.etcd.jetcd.kv.GetResponse;
 import io.etcd.jetcd.kv.TxnResponse;
@@ -21,6 +22,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.Function;
 
 /**
@@ -38,6 +40,9 @@ final class EtcdGateway implements AutoCloseable {
   private final ElectionMetrics metrics;
   /** In-flight bound for election reads/transactions (not lease calls). */
   private final AsyncLimiter electionRequests = new AsyncLimiter(64);
+  /** Checked against every response header: detects a cluster rebuilt from nothing (see ClusterHistory). */
+  private final ClusterHistory history = new ClusterHistory();
+  private volatile Consumer<String> historyChanged = change -> { };
 
   EtcdGateway(ElectionConfig config, ElectionMetrics metrics) {
     this.callTimeout = config.callTimeout();
@@ -57,6 +62,23 @@ final class EtcdGateway implements AutoCloseable {
     return client;
   }
 
+  ClusterHistory history() {
+    return history;
+  }
+
+  /** Called (on the responding thread, so it must only hand work off) when a header proves a new history. */
+  void onHistoryChange(Consumer<String> listener) {
+    this.historyChanged = listener;
+  }
+
+  /** Checks one response header (also used for watch responses, which do not pass through here). */
+  void observe(ClusterHistory.Mark sent, Response.Header header, boolean linearizable) {
+    String change = history.observe(sent, header.getClusterId(), header.getRevision(), linearizable);
+    if (change != null) {
+      historyChanged.accept(change);
+    }
+  }
+
   Duration callTimeout() {
     return callTimeout;
   }
@@ -72,41 +94,49 @@ final class EtcdGateway implements AutoCloseable {
   /** Linearizable range read of every key under {@code prefix}. */
   CompletableFuture<GetResponse> getPrefix(String prefix) {
     return electionRequests.submit(
-        () -> bounded("get", () -> kv.get(bytes(prefix), GetOption.builder().isPrefix(true).build())));
+        () -> bounded("get", true, () -> kv.get(bytes(prefix), GetOption.builder().isPrefix(true).build())));
   }
 
   /** Linearizable read of one key. */
   CompletableFuture<GetResponse> get(String key) {
-    return bounded("get", () -> kv.get(bytes(key)));
+    return bounded("get", true, () -> kv.get(bytes(key)));
   }
 
   /** Builds and commits a transaction; {@code build} fills in If/Then/Else. */
   CompletableFuture<TxnResponse> txn(Function<Txn, Txn> build) {
-    return electionRequests.submit(() -> bounded("txn", () -> build.apply(kv.txn()).commit()));
+    return electionRequests.submit(() -> bounded("txn", true, () -> build.apply(kv.txn()).commit()));
   }
 
   CompletableFuture<LeaseGrantResponse> grant(long ttlSeconds) {
-    return bounded("lease_grant", () -> lease.grant(ttlSeconds));
+    return bounded("lease_grant", true, () -> lease.grant(ttlSeconds));
   }
 
   /** One renewal on its own short-lived gRPC stream: the response answers exactly this request. */
   CompletableFuture<LeaseKeepAliveResponse> keepAliveOnce(long leaseId) {
-    return bounded("lease_keepalive", () -> lease.keepAliveOnce(leaseId));
+    // not linearizable: the header comes from the etcd leader's local state, which may lag its commits
+    return bounded("lease_keepalive", false, () -> lease.keepAliveOnce(leaseId));
   }
 
   CompletableFuture<LeaseRevokeResponse> revoke(long leaseId) {
-    return bounded("lease_revoke", () -> lease.revoke(leaseId));
+    return bounded("lease_revoke", true, () -> lease.revoke(leaseId));
   }
 
-  private <T> CompletableFuture<T> bounded(String op, java.util.function.Supplier<CompletableFuture<T>> call) {
+  /** @param linearizable whether the response header is at least every revision committed before sending */
+  private <T extends Response> CompletableFuture<T> bounded(String op, boolean linearizable,
+      java.util.function.Supplier<CompletableFuture<T>> call) {
     metrics.request(op);
+    ClusterHistory.Mark sent = history.mark(); // before sending: the floor a same-history answer cannot be below
     CompletableFuture<T> f;
     try {
       f = call.get();
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
-    return f.orTimeout(callTimeout.toNanos() + TimeUnit.MILLISECONDS.toNanos(50), TimeUnit.NANOSECONDS);
+    // thenApply: the check runs before any caller sees the response
+    return f.thenApply(r -> {
+      observe(sent, r.getHeader(), linearizable);
+      return r;
+    }).orTimeout(callTimeout.toNanos() + TimeUnit.MILLISECONDS.toNanos(50), TimeUnit.NANOSECONDS);
   }
 
   @Override
