@@ -59,7 +59,6 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
   private final Object watchLock = new Object();
   private Watch.Watcher watcher;
   private long watchGeneration;
-  private final java.util.concurrent.atomic.AtomicLong lastRevision = new java.util.concurrent.atomic.AtomicLong();
   private volatile boolean watchDelivering;
   private final Backoff watchBackoff;
   private Thread shutdownHook;
@@ -75,6 +74,7 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
     this.listenerThread = Executors.newSingleThreadExecutor(daemon("fenceline-listeners-" + n));
     this.keeper = new LeaseKeeper(config, etcd, metrics, leaseThread, this);
     this.watchBackoff = new Backoff(config.retryBackoffMin(), config.retryBackoffMax());
+    this.etcd.onHistoryChange(this::onClusterChanged);
   }
 
   /** See {@link ElectionSession#open}. */
@@ -84,8 +84,9 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
     }
     DefaultElectionSession s = new DefaultElectionSession(config);
     try {
+      ClusterHistory.Mark before = s.etcd.history().mark();
       long revision = s.keeper.grantInitial(config.connectTimeout());
-      s.lastRevision.set(revision);
+      s.etcd.history().advance(before, revision);
       s.startWatch();
     } catch (RuntimeException e) {
       s.shutdownQuietly();
@@ -144,6 +145,11 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
   /** The lease keeper's deadline on the nanoTime scale (tests, diagnostics). */
   public long leaseValidUntilNanos() {
     return keeper.view().validUntilNanos();
+  }
+
+  /** The revision the prefix watch has seen up to (tests, diagnostics). */
+  public long lastSeenRevision() {
+    return etcd.history().revision();
   }
 
   // ------------------------------------------------------------------ for elections
@@ -221,31 +227,39 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
     synchronized (watchLock) {
       generation = ++watchGeneration;
     }
+    ClusterHistory.Mark from = etcd.history().mark();
     WatchOption opt = WatchOption.builder()
         .isPrefix(true)
-        .withRevision(lastRevision.get() + 1)
+        .withRevision(from.revision() + 1)
         .withRequireLeader(true) // a member cut off from the quorum cancels the watch instead of going silent
         .build();
     Watch.Watcher w = etcd.client().getWatchClient().watch(bytes(config.keyPrefix()), opt, Watch.listener(
-        this::onWatchResponse, t -> onWatchError(generation, t), () -> onWatchError(generation, null)));
+        r -> onWatchResponse(from, r), t -> onWatchError(generation, t), () -> onWatchError(generation, null)));
     boolean current;
+    Watch.Watcher previous = null;
     synchronized (watchLock) {
       current = generation == watchGeneration && !closed.get();
       if (current) {
+        previous = watcher; // a concurrent restart (error path and cluster change) must not leak a watcher
         watcher = w;
       }
     }
     if (!current) {
       w.close();
     }
+    if (previous != null) {
+      previous.close();
+    }
   }
 
-  private void onWatchResponse(WatchResponse r) {
+  private void onWatchResponse(ClusterHistory.Mark from, WatchResponse r) {
+    // Watch headers may lag (a member's local state), so only their cluster id is checked.
+    etcd.observe(from, r.getHeader(), false);
     if (!r.getEvents().isEmpty()) {
       watchDelivering = true;
     }
     for (WatchEvent ev : r.getEvents()) {
-      lastRevision.accumulateAndGet(ev.getKeyValue().getModRevision(), Math::max);
+      etcd.history().advance(from, ev.getKeyValue().getModRevision()); // ignored if the history changed since
       String key = string(ev.getKeyValue().getKey());
       if (!key.startsWith(config.keyPrefix())) {
         continue;
@@ -296,7 +310,7 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
     metrics.watchRestarts.increment();
     boolean compacted = LeaseKeeper.unwrap(t) instanceof CompactedException;
     log.warn("watch ended, re-creating in {} ms: prefix={} from_revision={} error=\"{}\"", delay.toMillis(),
-        config.keyPrefix(), compacted ? "current" : lastRevision.get() + 1,
+        config.keyPrefix(), compacted ? "current" : etcd.history().revision() + 1,
         t == null ? "stream completed" : LeaseKeeper.describe(t));
     schedule(() -> restartWatch(compacted), delay);
   }
@@ -306,12 +320,13 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
       return;
     }
     if (fromCurrent) {
+      ClusterHistory.Mark before = etcd.history().mark();
       etcd.get(config.keyPrefix()).whenComplete((r, e) -> {
         if (e != null) {
           onWatchError(-1, e);
           return;
         }
-        lastRevision.set(r.getHeader().getRevision());
+        etcd.history().advance(before, r.getHeader().getRevision());
         try {
           workPool.execute(() -> {
             startWatch();
@@ -325,6 +340,31 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
     }
     startWatch();
     elections.values().forEach(DefaultLeaderElection::poke); // events may have been missed: everyone re-reads
+  }
+
+  /**
+   * A response showed another etcd history (a cluster rebuilt from nothing: revisions start again at 1) and
+   * {@link ClusterHistory} has reset the revision to that response's. The watch is re-created from there (from
+   * the old revision it would stay silent until the new cluster caught up) and every election re-reads, since
+   * nothing it knew about the old cluster (snapshot, pending delete) applies to the new one. Runs on the
+   * responding thread (possibly inside jetcd's watch lock), so it only hands work off.
+   */
+  private void onClusterChanged(String change) {
+    if (closed.get() || crashed) {
+      return;
+    }
+    log.warn("etcd cluster changed ({}): re-creating the watch from revision {}, every election re-reads",
+        change, etcd.history().revision() + 1);
+    metrics.watchRestarts.increment();
+    try {
+      workPool.execute(() -> {
+        closeWatcher();
+        startWatch();
+        elections.values().forEach(DefaultLeaderElection::onClusterChanged);
+      });
+    } catch (java.util.concurrent.RejectedExecutionException ignored) {
+      // closing
+    }
   }
 
   // ------------------------------------------------------------------ lifecycle

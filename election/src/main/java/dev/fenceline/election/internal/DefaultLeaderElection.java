@@ -289,6 +289,7 @@ final class DefaultLeaderElection implements LeaderElection {
       // normal read-decide path runs. The transaction remains the only arbiter.
       if (event.getEventType() == WatchEvent.EventType.DELETE && l == null && !opInFlight && recordToDelete == null
           && lifecycle.get() == Lifecycle.STARTED && lastSnapshot != null && !lastSnapshot.paused
+          && lastSnapshot.epoch == etcd.history().mark().epoch() // never CAS with revisions of an older history
           && !(holdingOff && holdOffUntilNanos - System.nanoTime() > 0)
           && string(kv.getKey()).equals(keys.leader())) {
         LeaseKeeper.View lease = keeper.view();
@@ -301,6 +302,21 @@ final class DefaultLeaderElection implements LeaderElection {
           campaign(s, lease.leaseId());
           return;
         }
+      }
+      evaluate();
+    });
+  }
+
+  /**
+   * The session saw another etcd history (see {@link ClusterHistory}): re-read. A pending guarded delete
+   * targets a record of the old history (its compare revision could match a stranger's record in the new
+   * one), so it is dropped; a leftover of ours in the new history is found and deleted by the re-read.
+   */
+  void onClusterChanged() {
+    exec.execute(() -> {
+      if (recordToDelete != null) {
+        recordToDelete.done().complete(null);
+        recordToDelete = null;
       }
       evaluate();
     });
@@ -359,13 +375,14 @@ final class DefaultLeaderElection implements LeaderElection {
     }
     dirty = false;
     opInFlight = true;
+    long epoch = etcd.history().mark().epoch();
     etcd.getPrefix(keys.root()).whenCompleteAsync((resp, err) -> {
       opInFlight = false;
       if (err != null) {
         log.debug("election read failed: election={} error=\"{}\"", keys.election(), LeaseKeeper.describe(err));
         scheduleRetry(backoff.next());
       } else {
-        decide(resp);
+        decide(resp, epoch);
       }
       if (dirty) {
         evaluate();
@@ -373,7 +390,7 @@ final class DefaultLeaderElection implements LeaderElection {
     }, exec);
   }
 
-  private void decide(GetResponse resp) {
+  private void decide(GetResponse resp, long epoch) {
     if (recordToDelete != null) {
       // A resign happened while this read was in flight: the read may still show our record. Deleting it
       // comes first; the next evaluation reads again.
@@ -395,6 +412,7 @@ final class DefaultLeaderElection implements LeaderElection {
       return;
     }
     backoff.reset();
+    s.epoch = epoch;
     lastSnapshot = s;
     lastTermSeen = Math.max(lastTermSeen, s.term);
     LeaseKeeper.View lease = keeper.view();
@@ -706,6 +724,8 @@ final class DefaultLeaderElection implements LeaderElection {
     long floorModRevision;
     boolean paused;
     KeyValue resignRequest;
+    /** {@link ClusterHistory} epoch when the read was sent. */
+    long epoch;
 
     static Snapshot of(ElectionKeys keys, GetResponse resp) {
       Snapshot s = new Snapshot();
