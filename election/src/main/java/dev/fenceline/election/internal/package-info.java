@@ -8,8 +8,10 @@
  *       as one immutable view. Runs on its own thread.</li>
  *   <li>{@code DefaultLeaderElection}: the per-election state machine, confined to its serial executor.</li>
  *   <li>{@code EtcdGateway}: every etcd call, each with a gRPC deadline and a future timeout; jetcd retries off.</li>
+ *   <li>{@code ClusterHistory}: which etcd history the session talks to and the watch's revision; every response
+ *       header is checked so a coordinator rebuilt from nothing resets the revision (watch) and makes all re-read.</li>
  *   <li>Pure, unit-tested pieces: {@code ValidityDeadline}, {@code Backoff}, {@code LeaderRecordCodec},
- *       {@code Transitions}.</li>
+ *       {@code Transitions}, {@code ClusterHistory}.</li>
  * </ul>
  *
  * <h2>Invariants the code relies on</h2>
@@ -21,6 +23,8 @@
  *   <li>At most one etcd operation per election is in flight; triggers during it set {@code dirty}.</li>
  *   <li>A pending record deletion always runs before any new decision of that election.</li>
  *   <li>jetcd callbacks never take our locks and we never call jetcd while holding one.</li>
+ *   <li>Revisions (watch start, snapshot compares, guarded deletes) are only used within the cluster history
+ *       they came from.</li>
  * </ol>
  */
 package dev.fenceline.election.internal;
