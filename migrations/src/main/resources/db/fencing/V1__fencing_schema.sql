@@ -55,7 +55,7 @@ CREATE TABLE IF NOT EXISTS fencing.rejected_write (
   payload           jsonb,
   payload_truncated boolean     NOT NULL DEFAULT false,
   reason            text        NOT NULL DEFAULT 'stale_term'
-                    CONSTRAINT rejected_write_reason CHECK (reason IN ('stale_term', 'no_term')),
+                    CONSTRAINT rejected_write_reason CHECK (reason IN ('stale_term', 'no_term', 'term_conflict')),
   source            text        NOT NULL DEFAULT 'writer'
                     CONSTRAINT rejected_write_source CHECK (source IN ('writer', 'trigger')),
   db_user           text        NOT NULL DEFAULT session_user,

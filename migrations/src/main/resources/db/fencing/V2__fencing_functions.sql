@@ -68,6 +68,27 @@ $fn$;
 COMMENT ON FUNCTION fencing.register_resource(text) IS
   'Creates the high-water mark (at 0) for a resource if missing; returns its lock_key. Idempotent.';
 
+-- One term, one leader. Terms are unique per coordinator, but a coordinator rebuilt from nothing can issue a term
+-- number again (to a second leader, while the first still believes it holds it). The mark remembers who advanced
+-- it; a different leader offering the same term is rejected like a stale one, so (term, leader) is unique in the
+-- database whatever the coordinator forgot. Writers that give no leader id opt out of this check.
+CREATE OR REPLACE FUNCTION fencing.reject_term_conflict(p_resource text, p_term bigint, p_leader_id text, p_holder text)
+RETURNS void
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+  v_audited boolean;
+BEGIN
+  v_audited := fencing.audit_autonomously(p_resource, p_term, p_leader_id, NULL, 'ENTER', 'term_conflict');
+  RAISE EXCEPTION USING ERRCODE = 'FL001',
+    MESSAGE = format('fencing: term %s for resource %s is already held by leader %s; leader %s cannot use it too (did the coordinator lose its history? raise its term floor above %s)',
+                     p_term, p_resource, p_holder, p_leader_id, p_term),
+    DETAIL = format('resource=%s offered_term=%s highest_accepted=%s audited=%s table=', p_resource, p_term, p_term, v_audited);
+END
+$fn$;
+
 CREATE OR REPLACE FUNCTION fencing.enter(p_resource text, p_term bigint, p_leader_id text DEFAULT NULL)
 RETURNS bigint
 LANGUAGE plpgsql
@@ -79,6 +100,7 @@ DECLARE
   c_ns       constant integer := 1178946115;
   v_key      bigint;
   v_mark     bigint;
+  v_holder   text;                          -- leader_id recorded with the mark
   v_guc      text;
   v_entered  bigint;
   v_holding  boolean;
@@ -136,11 +158,17 @@ BEGIN
       -- A new statement: under READ COMMITTED a fresh snapshot, taken after the lock was granted.
       IF v_strict THEN
         -- REPEATABLE READ / SERIALIZABLE: an advance committed after our snapshot raises a serialization failure.
-        SELECT highest_accepted INTO v_mark FROM fencing.high_water_mark WHERE resource = p_resource FOR SHARE;
+        SELECT highest_accepted, leader_id INTO v_mark, v_holder FROM fencing.high_water_mark WHERE resource = p_resource FOR SHARE;
       ELSE
-        SELECT highest_accepted INTO v_mark FROM fencing.high_water_mark WHERE resource = p_resource;
+        SELECT highest_accepted, leader_id INTO v_mark, v_holder FROM fencing.high_water_mark WHERE resource = p_resource;
       END IF;
       IF v_mark = p_term THEN
+        IF v_holder IS DISTINCT FROM p_leader_id AND v_holder IS NOT NULL AND p_leader_id IS NOT NULL THEN
+          IF NOT v_holding THEN
+            PERFORM pg_advisory_unlock_shared(c_ns, v_key::integer);   -- a session lock survives the abort below
+          END IF;
+          PERFORM fencing.reject_term_conflict(p_resource, p_term, p_leader_id, v_holder);
+        END IF;
         PERFORM set_config(v_guc, p_term::text, false);
         RETURN p_term;
       END IF;
@@ -157,9 +185,12 @@ BEGIN
     LOOP
       IF pg_try_advisory_xact_lock(c_ns, v_key::integer) THEN
         -- No other session is entered now. Re-read: another advance may have committed meanwhile.
-        SELECT highest_accepted INTO v_mark FROM fencing.high_water_mark WHERE resource = p_resource FOR UPDATE;
+        SELECT highest_accepted, leader_id INTO v_mark, v_holder FROM fencing.high_water_mark WHERE resource = p_resource FOR UPDATE;
         IF v_mark > p_term THEN
           RETURN v_mark;                      -- stale after all (only possible when we were not entered)
+        END IF;
+        IF v_mark = p_term AND v_holder IS DISTINCT FROM p_leader_id AND v_holder IS NOT NULL AND p_leader_id IS NOT NULL THEN
+          PERFORM fencing.reject_term_conflict(p_resource, p_term, p_leader_id, v_holder);   -- xact lock: released by the abort
         END IF;
         IF v_mark < p_term THEN
           UPDATE fencing.high_water_mark

@@ -104,6 +104,32 @@ class FencedWriterIT {
         assertThat(highestAccepted()).isEqualTo(current);
     }
 
+    /**
+     * A coordinator rebuilt from nothing can hand a term number out a second time. The mark remembers which leader
+     * advanced it, so a second leader offering the same term is rejected like a stale one and audited.
+     */
+    @Test
+    void sameTermOfferedByAnotherLeaderIsRejectedAndAudited() {
+        long t = highestAccepted() + 1;
+        newLeader.transaction(token(t, "first"), ctx -> ctx.insertInto(PAYMENT).set(ID, 8_001L).set(AMOUNT, 1L).execute());
+
+        assertThatThrownBy(() -> oldLeader.transaction(token(t, "second"),
+                WriteDescription.of("public.payment", "INSERT", "pay-8002", null),
+                ctx -> ctx.insertInto(PAYMENT).set(ID, 8_002L).set(AMOUNT, 1L).execute()))
+                .isInstanceOfSatisfying(StaleTermException.class, e -> {
+                    assertThat(e.offeredTerm()).isEqualTo(t);
+                    assertThat(e.highestAccepted()).isEqualTo(t);
+                    assertThat(e.audited()).isTrue();
+                    assertThat(e.getCause()).hasMessageContaining("already held by leader first");
+                });
+        assertThat(count(db, "SELECT count(*) FROM payment WHERE id = 8002")).isZero();
+        assertThat(count(db, "SELECT count(*) FROM fencing.rejected_write WHERE offered_term = " + t
+                + " AND leader_id = 'second' AND reason = 'term_conflict'")).isEqualTo(1);
+        // The holder of the term is untouched and keeps writing.
+        newLeader.transaction(token(t, "first"), ctx -> ctx.insertInto(PAYMENT).set(ID, 8_003L).set(AMOUNT, 1L).execute());
+        assertThat(highestAccepted()).isEqualTo(t);
+    }
+
     @Test
     void leaderWhosePooledSessionsWereTerminatedByAnAdvanceIsRejectedAndAudited() {
         long t = highestAccepted() + 1;

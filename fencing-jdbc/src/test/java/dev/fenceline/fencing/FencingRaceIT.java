@@ -170,7 +170,7 @@ class FencingRaceIT {
     private void writerTransaction(FencedWriter writer, String r, long term, int worker) {
         String t = table(r);
         try {
-            writer.transaction(FencingToken.of(r, term, "w" + worker),
+            writer.transaction(FencingToken.of(r, term, "leader-" + term),   // one leader per term, many threads
                     WriteDescription.of("public." + t, "INSERT", "w" + worker + "-" + term, null),
                     ctx -> ctx.dsl().execute("WITH c AS (UPDATE commit_order SET n = n + 1 WHERE resource = ?"
                             + " RETURNING n) INSERT INTO " + t + " (term, n, worker) SELECT ?, n, ? FROM c",

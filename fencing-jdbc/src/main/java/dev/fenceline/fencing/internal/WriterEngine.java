@@ -97,7 +97,7 @@ public final class WriterEngine {
                         log.debug("connection lost while entering {}, retrying on a fresh connection", token, e);
                         continue;
                     }
-                    throw translateEnterFailure(token, e);
+                    throw translateEnterFailure(token, e, description);
                 }
                 handedOver = true;
                 return runTransaction(c, state, token, description, work);
@@ -260,16 +260,7 @@ public final class WriterEngine {
         if ("FL001".equals(sqlState)) {
             // The trigger decided (e.g. the work set another fencing.term): it audited via dblink if it could.
             state.remove(token.resource());
-            Matcher m = detail(sql);
-            long offered = m != null && !m.group(2).isEmpty() ? Long.parseLong(m.group(2)) : token.term();
-            long mark = m != null && !m.group(3).isEmpty() ? Long.parseLong(m.group(3)) : -1;
-            boolean audited = m != null && m.group(4).startsWith("t");
-            String table = m != null ? m.group(5) : d == null ? null : d.table();
-            if (!audited) {
-                audited = auditOnFreshConnection(token, mark, d);
-            }
-            String resource = m != null ? m.group(1) : token.resource();
-            return new StaleTermException(resource, offered, mark, table, audited, t);
+            return staleFromServer(sql, t, token, d);
         }
         if ("FL002".equals(sqlState)) {
             state.remove(token.resource());
@@ -303,8 +294,35 @@ public final class WriterEngine {
         return new FencedWorkException(t);
     }
 
+    /**
+     * PostgreSQL raised FL001 (stale term, or the same term held by another leader); its DETAIL says whether it
+     * audited the rejection itself (via dblink). If it could not, the writer audits on a fresh connection.
+     */
+    private StaleTermException staleFromServer(SQLException sql, Throwable cause, FencingToken token,
+                                               WriteDescription d) {
+        Matcher m = detail(sql);
+        long offered = m != null && !m.group(2).isEmpty() ? Long.parseLong(m.group(2)) : token.term();
+        long mark = m != null && !m.group(3).isEmpty() ? Long.parseLong(m.group(3)) : -1;
+        boolean audited = m != null && m.group(4).startsWith("t");
+        String table = m != null && !m.group(5).isEmpty() ? m.group(5) : d == null ? null : d.table();
+        if (!audited) {
+            audited = auditOnFreshConnection(token, mark, d);
+        }
+        String resource = m != null ? m.group(1) : token.resource();
+        return new StaleTermException(resource, offered, mark, table, audited, cause);
+    }
+
     private RuntimeException translateEnterFailure(FencingToken token, SQLException e) {
+        return translateEnterFailure(token, e, null);
+    }
+
+    private RuntimeException translateEnterFailure(FencingToken token, SQLException e, WriteDescription d) {
         String s = e.getSQLState();
+        if ("FL001".equals(s)) {
+            // enter() refused the term outright: another leader already holds this very term (see
+            // fencing.reject_term_conflict). Nothing was written.
+            return staleFromServer(e, e, token, d);
+        }
         if ("FL003".equals(s)) {
             return new IllegalArgumentException(e.getMessage(), e);
         }
