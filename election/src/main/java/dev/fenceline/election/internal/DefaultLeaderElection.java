@@ -101,7 +101,16 @@ final class DefaultLeaderElection implements LeaderElection {
   /** The last successful read (null before the first); lets a delete event go straight to the CAS. */
   private Snapshot lastSnapshot;
 
-  private record RecordToDelete(long leaseId, long modRevision, boolean withResignRequest,
+  /** The bytes of the record we hold (they contain its random nonce); serial-executor confined. */
+  private io.etcd.jetcd.ByteSequence heldRecord;
+
+  /**
+   * A guarded delete of the leader key: mod revision AND value must match. The value (with its random nonce)
+   * makes it ours in any cluster history: after a coordinator rebuild a retried delete may reach the new
+   * cluster before the change is detected, where the same mod revision can belong to someone else's record.
+   */
+  private record RecordToDelete(long leaseId, long modRevision, io.etcd.jetcd.ByteSequence value,
+      boolean withResignRequest,
       CompletableFuture<Void> done) {}
 
   DefaultLeaderElection(DefaultElectionSession session, String electionName, String candidateId,
@@ -446,14 +455,15 @@ final class DefaultLeaderElection implements LeaderElection {
     if (s.leader != null) {
       leaderAbsentSinceNanos = -1;
       if (rec != null && unresolved.containsKey(rec.nonce()) && rec.leaseId() == lease.leaseId()) {
-        won(rec, s.leader.getModRevision(), "campaign with unknown outcome resolved by read: it committed");
+        won(rec, s.leader.getValue(), s.leader.getModRevision(),
+            "campaign with unknown outcome resolved by read: it committed");
         return;
       }
       if (rec != null && rec.leaseId() == lease.leaseId() && lease.health() != LeaseKeeper.Health.GONE) {
         // Bound to our lease but not a campaign we know: a leftover of ours (e.g. a resign whose delete
         // outcome was lost). Nobody else can use it and it would block everyone: delete it, guarded.
-        recordToDelete = new RecordToDelete(lease.leaseId(), s.leader.getModRevision(), false,
-            new CompletableFuture<>());
+        recordToDelete = new RecordToDelete(lease.leaseId(), s.leader.getModRevision(), s.leader.getValue(),
+            false, new CompletableFuture<>());
         deleteRecord();
         return;
       }
@@ -499,17 +509,18 @@ final class DefaultLeaderElection implements LeaderElection {
     transition(CANDIDATE, "leader key absent: campaigning for term " + term, null);
     opInFlight = true;
     long termModRev = s.termModRevision;
+    io.etcd.jetcd.ByteSequence value = io.etcd.jetcd.ByteSequence.from(LeaderRecordCodec.encode(rec));
     etcd.txn(txn -> txn
         .If(new Cmp(bytes(keys.leader()), Cmp.Op.EQUAL, CmpTarget.createRevision(0)),
             new Cmp(bytes(keys.term()), Cmp.Op.EQUAL, CmpTarget.modRevision(termModRev)),
             new Cmp(bytes(keys.termFloor()), Cmp.Op.EQUAL, CmpTarget.modRevision(s.floorModRevision)),
             new Cmp(bytes(keys.paused()), Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
-        .Then(Op.put(bytes(keys.leader()), io.etcd.jetcd.ByteSequence.from(LeaderRecordCodec.encode(rec)), PutOption.builder().withLeaseId(leaseId).build()),
+        .Then(Op.put(bytes(keys.leader()), value, PutOption.builder().withLeaseId(leaseId).build()),
             Op.put(bytes(keys.term()), bytes(Long.toString(term)), PutOption.DEFAULT)))
         .whenCompleteAsync((r, e) -> {
           opInFlight = false;
           if (e == null && r.isSucceeded()) {
-            won(rec, r.getHeader().getRevision(), "campaign won");
+            won(rec, value, r.getHeader().getRevision(), "campaign won");
           } else if (e == null) {
             dirty = true; // compares failed: someone else moved first; re-read decides
           } else {
@@ -527,7 +538,7 @@ final class DefaultLeaderElection implements LeaderElection {
         }, exec);
   }
 
-  private void won(LeaderRecord rec, long recordModRevision, String reason) {
+  private void won(LeaderRecord rec, io.etcd.jetcd.ByteSequence value, long recordModRevision, String reason) {
     unresolved.clear();
     backoff.reset();
     LeadershipImpl l = new LeadershipImpl(keys.election(), candidateId, rec.term(), rec.leaseId(), rec.nonce(),
@@ -535,11 +546,12 @@ final class DefaultLeaderElection implements LeaderElection {
     lastTermSeen = Math.max(lastTermSeen, rec.term());
     if (lifecycle.get() != Lifecycle.STARTED) {
       // closed while the campaign was in flight: give it straight back
-      recordToDelete = new RecordToDelete(rec.leaseId(), recordModRevision, false, new CompletableFuture<>());
+      recordToDelete = new RecordToDelete(rec.leaseId(), recordModRevision, value, false, new CompletableFuture<>());
       deleteRecord();
       return;
     }
     leadership = l;
+    heldRecord = value;
     meters.won.increment();
     if (leaderAbsentSinceNanos >= 0) {
       meters.takeover.record(System.nanoTime() - leaderAbsentSinceNanos, TimeUnit.NANOSECONDS);
@@ -580,7 +592,7 @@ final class DefaultLeaderElection implements LeaderElection {
     if (!deleteRecord) {
       return CompletableFuture.completedFuture(null);
     }
-    RecordToDelete d = new RecordToDelete(l.leaseId(), l.recordModRevision, withResignRequest,
+    RecordToDelete d = new RecordToDelete(l.leaseId(), l.recordModRevision, heldRecord, withResignRequest,
         new CompletableFuture<>());
     recordToDelete = d;
     if (!opInFlight) {
@@ -615,7 +627,8 @@ final class DefaultLeaderElection implements LeaderElection {
       if (d.withResignRequest()) {
         ops.add(Op.delete(bytes(keys.resignRequest()), DeleteOption.DEFAULT));
       }
-      return txn.If(new Cmp(bytes(keys.leader()), Cmp.Op.EQUAL, CmpTarget.modRevision(d.modRevision())))
+      return txn.If(new Cmp(bytes(keys.leader()), Cmp.Op.EQUAL, CmpTarget.modRevision(d.modRevision())),
+              new Cmp(bytes(keys.leader()), Cmp.Op.EQUAL, CmpTarget.value(d.value())))
           .Then(ops.toArray(Op[]::new));
     }).whenCompleteAsync((r, e) -> {
       opInFlight = false;
