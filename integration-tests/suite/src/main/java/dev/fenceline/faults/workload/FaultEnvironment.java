@@ -276,5 +276,10 @@ public final class FaultEnvironment implements AutoCloseable {
         peers.close();
         etcd.close();
         database.close();
+        try {
+            Files.deleteIfExists(runDir.resolve("fenceline.jar")); // the private copy (~50 MB); logs and histories stay
+        } catch (IOException e) {
+            log.debug("cannot delete the jar copy: {}", e.toString());
+        }
     }
 }
