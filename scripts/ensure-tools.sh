@@ -5,3 +5,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/ensure-etcd.sh
+# libfaketime, for the fault suite's clock jumps (wall clock only; the election runs on the monotonic clock).
+have_faketime=
+for f in /usr/lib/*/faketime/libfaketime.so.1 /usr/lib/faketime/libfaketime.so.1; do
+  [ -e "$f" ] && have_faketime=1
+done
+if [ -z "$have_faketime" ]; then
+  if [ "${EUID:-$(id -u)}" -eq 0 ]; then
+    echo "fenceline: installing faketime (Debian package) for the fault suite's clock jumps..." >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y -qq faketime >&2 || { apt-get update -qq >&2 && apt-get install -y -qq faketime >&2; }
+  else
+    echo "fenceline: note: libfaketime is not installed; the fault suite will skip clock jumps" \
+         "(an administrator can run: sudo apt-get install -y faketime)." >&2
+  fi
+fi
