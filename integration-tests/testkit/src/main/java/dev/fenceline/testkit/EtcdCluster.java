@@ -89,7 +89,6 @@ public final class EtcdCluster implements AutoCloseable {
             throw new InfrastructureException("cannot create etcd data folder: " + e.getMessage(), e);
         }
         Reaper.get().deleteOnDeath(root);
-        String token = "fenceline-" + Long.toString(System.nanoTime(), 36);
         List<EtcdMember> list = new ArrayList<>();
         for (int i = 0; i < options.members; i++) {
             int client = FreePorts.next();
@@ -98,14 +97,9 @@ public final class EtcdCluster implements AutoCloseable {
             FreePorts.requireFree(peer, "etcd member m" + (i + 1) + " peer");
             list.add(new EtcdMember("m" + (i + 1), client, peer, root.resolve("m" + (i + 1)), etcd));
         }
-        String initialCluster = list.stream().map(m -> m.name() + "=" + m.peerUrl()).collect(Collectors.joining(","));
         EtcdCluster cluster = new EtcdCluster(etcd, etcdctl, root, List.copyOf(list));
         Runtime.getRuntime().addShutdownHook(new Thread(cluster::close, "fenceline-etcd-stop"));
-        for (EtcdMember m : list) {
-            m.configure(initialCluster, token);
-            m.launch("new");
-        }
-        cluster.awaitHealthy(options.startTimeout);
+        cluster.bootstrap(options.startTimeout);
         log.info("etcd cluster healthy: {}", cluster.endpointsCsv());
         return cluster;
     }
@@ -211,13 +205,18 @@ public final class EtcdCluster implements AutoCloseable {
             m.kill();
             m.wipe();
         }
+        bootstrap(Duration.ofSeconds(30));
+    }
+
+    /** Starts every member as a brand-new cluster (fresh token, so it can never be mistaken for an older one). */
+    private void bootstrap(Duration timeout) {
         String token = "fenceline-" + Long.toString(System.nanoTime(), 36);
         String initialCluster = members.stream().map(m -> m.name() + "=" + m.peerUrl()).collect(Collectors.joining(","));
         for (EtcdMember m : members) {
             m.configure(initialCluster, token);
             m.launch("new");
         }
-        awaitHealthy(Duration.ofSeconds(30));
+        awaitHealthy(timeout);
     }
 
     /**
@@ -250,8 +249,7 @@ public final class EtcdCluster implements AutoCloseable {
         for (int attempt = 0; attempt < 5; attempt++) {
             List<String> cmd = new ArrayList<>(List.of("--command-timeout=10s"));
             cmd.addAll(List.of(args));
-            last = Processes.run(etcdctlCommand(endpoints, cmd.toArray(String[]::new)), Duration.ofSeconds(30), null,
-                    Map.of("ETCDCTL_API", "3"));
+            last = etcdctlResult(endpoints, Duration.ofSeconds(30), cmd.toArray(String[]::new));
             if (last.ok()) {
                 return last.stdout();
             }

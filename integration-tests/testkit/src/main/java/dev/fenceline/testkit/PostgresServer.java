@@ -267,6 +267,16 @@ public final class PostgresServer implements AutoCloseable {
         backend.stop();
     }
 
+    /** The postmaster's pid from the first line of {@code postmaster.pid} in a running server's data folder. */
+    static long readPostmasterPid(Path data) {
+        try {
+            return Long.parseLong(Files.readAllLines(data.resolve("postmaster.pid")).get(0).strip());
+        } catch (IOException | RuntimeException e) {
+            throw new InfrastructureException("PostgreSQL started but postmaster.pid is unreadable: "
+                    + e.getMessage(), e);
+        }
+    }
+
     static void sleepQuietly(long millis) {
         try {
             Thread.sleep(millis);
@@ -426,14 +436,6 @@ public final class PostgresServer implements AutoCloseable {
             return new LocalBinaries(bin, root0, port, root, pid);
         }
 
-        private static long readPostmasterPid(Path data) {
-            try {
-                return Long.parseLong(Files.readAllLines(data.resolve("postmaster.pid")).get(0).strip());
-            } catch (IOException | RuntimeException e) {
-                throw new InfrastructureException("PostgreSQL started but postmaster.pid is unreadable: "
-                        + e.getMessage(), e);
-            }
-        }
 
         private static String tail(Path file) {
             try {

@@ -35,19 +35,19 @@ final class ZonkyBackend implements PostgresServer.Backend {
                     .setServerConfig("max_connections", "200")
                     .setServerConfig("max_locks_per_transaction", "256")
                     .start();
-            return new ZonkyBackend(pg, workDir, readPostmasterPid(workDir.resolve("data")));
+            return new ZonkyBackend(pg, workDir, watchPostmaster(workDir.resolve("data")));
         } catch (IOException e) {
             throw new InfrastructureException("Zonky embedded PostgreSQL did not start on 127.0.0.1:" + port + ": "
                     + e.getMessage(), e);
         }
     }
 
-    private static long readPostmasterPid(Path data) {
+    private static long watchPostmaster(Path data) {
         try {
-            long pid = Long.parseLong(Files.readAllLines(data.resolve("postmaster.pid")).get(0).strip());
+            long pid = PostgresServer.readPostmasterPid(data);
             Reaper.get().watch(pid);
             return pid;
-        } catch (IOException | RuntimeException ignored) {
+        } catch (InfrastructureException ignored) {
             // Zonky registers its own shutdown hook; the reaper is a second line only
             return -1;
         }
