@@ -60,6 +60,15 @@ final class Fixtures {
         }
     }
 
+    static String text(TestDatabase db, String sql) {
+        try (Connection c = connect(db); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+            rs.next();
+            return rs.getString(1);
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     static void createProtectedPaymentTable(TestDatabase db, String resource) {
         sql(db, "CREATE TABLE IF NOT EXISTS public.payment (id bigint PRIMARY KEY, amount bigint NOT NULL, note text)",
                 "SELECT fencing.protect_table('public.payment', '" + resource + "')");

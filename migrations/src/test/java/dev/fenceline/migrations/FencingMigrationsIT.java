@@ -32,7 +32,7 @@ class FencingMigrationsIT {
     @BeforeAll
     void migrateOnce(TestDatabase db) {
         this.db = db;
-        assertThat(FencingMigrations.migrate(db.dataSource())).isEqualTo(4);
+        assertThat(FencingMigrations.migrate(db.dataSource())).isEqualTo(5);
     }
 
     private Connection connect() throws SQLException {

@@ -182,6 +182,11 @@ public final class PostgresServer implements AutoCloseable {
         return "postgres";
     }
 
+    /** Which binaries run this server, e.g. "machine binaries /usr/lib/postgresql/15/bin". */
+    public String description() {
+        return backend.description();
+    }
+
     public boolean durable() {
         return options.durable;
     }

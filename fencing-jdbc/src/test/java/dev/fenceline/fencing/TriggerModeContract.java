@@ -14,19 +14,31 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.extension.ExtendWith;
 
-/** Writes that bypass the writer (raw JDBC, psql, other services) are fenced by the statement trigger. */
+/**
+ * The trigger contract: writes that bypass the writer (raw JDBC, psql, other services) are fenced by the statement
+ * trigger. Runs against both implementations of {@code fencing.guard()} ({@link TriggerModePlpgsqlIT},
+ * {@link TriggerModeNativeIT}): the native one re-implements the fast path in C, so every boundary of that path is
+ * pinned here.
+ */
 @ExtendWith(PostgresExtension.class)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class TriggerModeIT {
+abstract class TriggerModeContract {
     private TestDatabase db;
+
+    /** Switches {@code fencing.guard()} of the freshly migrated database; returns the expected implementation name. */
+    abstract String useGuard(TestDatabase db);
 
     @BeforeAll
     void setUp(TestDatabase db) {
         this.db = db;
         Fixtures.migrate(db);
+        String implementation = useGuard(db);
+        assertThat(Fixtures.text(db, "SELECT fencing.guard_implementation()")).isEqualTo(implementation);
         Fixtures.createProtectedPaymentTable(db, "ledger");
         Fixtures.sql(db, "SELECT fencing.enter('ledger', 5, 'leader-5')",
-                "INSERT INTO payment (id, amount) SELECT g, 1 FROM generate_series(1, 10) g");
+                "INSERT INTO payment (id, amount) SELECT g, 1 FROM generate_series(1, 10) g",
+                "CREATE TABLE advance_payment (id bigint PRIMARY KEY, amount bigint NOT NULL)",
+                "SELECT fencing.protect_table('advance_payment', 'ledger-advance')");
     }
 
     private static void inTransaction(Connection c, String... statements) throws SQLException {
@@ -134,5 +146,55 @@ class TriggerModeIT {
                     .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("FL003"));
         }
         assertThat(count(db, "SELECT count(*) FROM payment WHERE id = 5 AND amount = 1")).isEqualTo(1);
+    }
+
+    @Test
+    void enteredSessionOfferingAStaleTermIsRejectedDespiteBeingEntered() throws Exception {
+        try (Connection c = Fixtures.connect(db)) {
+            inTransaction(c, "SET LOCAL fencing.term = '5'", "UPDATE payment SET amount = 1 WHERE id = 6");
+            assertThatThrownBy(() -> inTransaction(c, "SET LOCAL fencing.term = '4'",
+                    "UPDATE payment SET amount = 66 WHERE id = 6"))
+                    .isInstanceOfSatisfying(SQLException.class, e -> {
+                        assertThat(e.getSQLState()).isEqualTo("FL001");
+                        assertThat(e.getMessage()).contains("stale term 4", "highest accepted 5");
+                    });
+        }
+        assertThat(count(db, "SELECT amount FROM payment WHERE id = 6")).isEqualTo(1);
+    }
+
+    @Test
+    void termWithSurroundingSpacesIsTheSameTerm() throws Exception {
+        try (Connection c = Fixtures.connect(db)) {
+            inTransaction(c, "SET LOCAL fencing.term = ' 5 '", "UPDATE payment SET amount = 77 WHERE id = 7");
+        }
+        assertThat(count(db, "SELECT amount FROM payment WHERE id = 7")).isEqualTo(77);
+    }
+
+    @Test
+    void sessionEnteredForAnotherResourceIsNotEnteredForThisTable() throws Exception {
+        try (Connection c = Fixtures.connect(db)) {
+            inTransaction(c, "SELECT fencing.register_resource('elsewhere')", "SELECT fencing.enter('elsewhere', 1)");
+            assertThatThrownBy(() -> inTransaction(c, "UPDATE payment SET amount = 88 WHERE id = 8"))
+                    .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("FL002"));
+        }
+        assertThat(count(db, "SELECT amount FROM payment WHERE id = 8")).isEqualTo(1);
+    }
+
+    @Test
+    void newerTermOnAnEnteredSessionAdvancesTheMarkAndDeposesOtherSessions() throws Exception {
+        try (Connection old = Fixtures.connect(db); Connection c = Fixtures.connect(db)) {
+            inTransaction(old, "SET LOCAL fencing.term = '1'", "INSERT INTO advance_payment VALUES (1, 1)");
+            inTransaction(c, "SET LOCAL fencing.term = '1'", "INSERT INTO advance_payment VALUES (2, 1)");
+            inTransaction(c, "SET LOCAL fencing.term = '2'", "INSERT INTO advance_payment VALUES (3, 2)");
+            // The older session was terminated by the advance: its next write cannot happen at all.
+            assertThatThrownBy(() -> inTransaction(old, "INSERT INTO advance_payment VALUES (4, 1)"))
+                    .isInstanceOf(SQLException.class);
+            inTransaction(c, "INSERT INTO advance_payment VALUES (5, 2)");   // entered at 2 now: no term needed
+        }
+        assertThat(Fixtures.text(db, "SELECT string_agg(id::text, ',' ORDER BY id) FROM advance_payment"))
+                .isEqualTo("1,2,3,5");
+        assertThat(Fixtures.text(db, "SELECT highest_accepted || ':' || (SELECT string_agg(previous_term || '>' || term,"
+                + " ',' ORDER BY term) FROM fencing.term_history WHERE resource = 'ledger-advance')"
+                + " FROM fencing.high_water_mark WHERE resource = 'ledger-advance'")).isEqualTo("2:0>1,1>2");
     }
 }

@@ -1,0 +1,141 @@
+package dev.fenceline.migrations;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.fenceline.testkit.NativeGuard;
+import dev.fenceline.testkit.TestDatabase;
+import dev.fenceline.testkit.junit.PostgresExtension;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * Switching fencing.guard() between its native (C) and PL/pgSQL implementations. What the guard decides is proved
+ * against both by fencing-jdbc's trigger contract ({@code TriggerModeContract}); here: installation, switching and
+ * its failures.
+ */
+@ExtendWith(PostgresExtension.class)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class NativeGuardIT {
+    private static final String GUARD_ACL_AND_TRIGGERS = "SELECT coalesce(array_to_string(p.proacl, ','), '') || '|'"
+            + " || (SELECT string_agg(t.tgrelid::regclass::text || ':' || t.tgname, ',' ORDER BY 1) FROM pg_trigger t"
+            + "     WHERE t.tgfoid = p.oid)"
+            + " FROM pg_proc p WHERE p.oid = 'fencing.guard()'::regprocedure";
+
+    private TestDatabase db;
+
+    @BeforeAll
+    void migrate(TestDatabase db) throws SQLException {
+        this.db = db;
+        FencingMigrations.migrate(db.dataSource());
+        try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
+            s.execute("CREATE TABLE ledger_a (id int PRIMARY KEY)");
+            s.execute("CREATE TABLE ledger_b (id int PRIMARY KEY)");
+            s.execute("SELECT fencing.protect_table('ledger_a', 'native-guard')");
+            s.execute("SELECT fencing.protect_table('ledger_b', 'native-guard')");
+        }
+    }
+
+    private static String text(Statement s, String sql) throws SQLException {
+        try (ResultSet rs = s.executeQuery(sql)) {
+            rs.next();
+            return rs.getString(1);
+        }
+    }
+
+    @Test
+    void migrationInstallsTheNativeGuardWhenItsLibraryLoads() throws Exception {
+        NativeGuard.assumeLoads(db);
+        // A fresh database migrated by a superuser on a server with the library: native without being asked.
+        try (TestDatabase fresh = db.server().createDatabase("native_guard_fresh");
+             Connection c = fresh.dataSource().getConnection(); Statement s = c.createStatement()) {
+            FencingMigrations.migrate(fresh.dataSource());
+            assertThat(text(s, "SELECT fencing.guard_implementation()")).isEqualTo("native");
+        }
+    }
+
+    @Test
+    void switchingBetweenImplementationsKeepsGrantsAndEveryProtectedTablesTrigger() throws Exception {
+        NativeGuard.assumeLoads(db);
+        try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
+            assertThat(text(s, "SELECT fencing.use_plpgsql_guard()")).isEqualTo("plpgsql");
+            assertThat(text(s, "SELECT fencing.guard_implementation()")).isEqualTo("plpgsql");
+            String before = text(s, GUARD_ACL_AND_TRIGGERS);
+            assertThat(before).contains("ledger_a:fencing_guard", "ledger_b:fencing_guard");
+
+            assertThat(text(s, "SELECT fencing.use_native_guard()")).isEqualTo("native");
+            assertThat(text(s, "SELECT fencing.guard_implementation()")).isEqualTo("native");
+            assertThat(text(s, GUARD_ACL_AND_TRIGGERS)).isEqualTo(before);
+
+            // The switched guard is live in this very session: a write without a term is refused.
+            assertThatThrownBy(() -> s.execute("INSERT INTO ledger_a VALUES (1)"))
+                    .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("FL002"));
+            assertThat(text(s, "SELECT fencing.use_plpgsql_guard()")).isEqualTo("plpgsql");
+            assertThat(text(s, GUARD_ACL_AND_TRIGGERS)).isEqualTo(before);
+        }
+    }
+
+    @Test
+    void nativeGuardFromAMissingLibraryIsRefusedWithFL008AndChangesNothing() throws Exception {
+        try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
+            String implementation = text(s, "SELECT fencing.guard_implementation()");
+            assertThatThrownBy(() -> s.execute("SELECT fencing.use_native_guard('no_such_fenceline_library')"))
+                    .isInstanceOfSatisfying(SQLException.class, e -> {
+                        assertThat(e.getSQLState()).isEqualTo("FL008");
+                        assertThat(e.getMessage()).contains("cannot load no_such_fenceline_library",
+                                "fencing.guard() is unchanged (" + implementation + ")", "build.sh --install");
+                    });
+            assertThat(text(s, "SELECT fencing.guard_implementation()")).isEqualTo(implementation);
+        }
+    }
+
+    @Test
+    void nativeGuardRequestedByANonSuperuserIsRefusedWithFL008() throws Exception {
+        try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
+            String implementation = text(s, "SELECT fencing.guard_implementation()");
+            s.execute("DO $$ BEGIN CREATE ROLE native_guard_owner NOLOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$");
+            s.execute("GRANT USAGE ON SCHEMA fencing TO native_guard_owner");
+            s.execute("GRANT EXECUTE ON FUNCTION fencing.use_native_guard(text), fencing.guard_implementation()"
+                    + " TO native_guard_owner");
+            s.execute("SET ROLE native_guard_owner");
+            try {
+                assertThatThrownBy(() -> s.execute("SELECT fencing.use_native_guard()"))
+                        .isInstanceOfSatisfying(SQLException.class, e -> {
+                            assertThat(e.getSQLState()).isEqualTo("FL008");
+                            assertThat(e.getMessage()).contains("native_guard_owner is not a superuser");
+                        });
+            } finally {
+                s.execute("RESET ROLE");
+            }
+            assertThat(text(s, "SELECT fencing.guard_implementation()")).isEqualTo(implementation);
+        }
+    }
+
+    @Test
+    void libraryNameShapedLikeInjectionIsRejectedWithFL003() throws Exception {
+        try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
+            assertThatThrownBy(() -> s.execute("SELECT fencing.use_native_guard('x''; DROP TABLE ledger_a; --')"))
+                    .isInstanceOfSatisfying(SQLException.class, e -> {
+                        assertThat(e.getSQLState()).isEqualTo("FL003");
+                        assertThat(e.getMessage()).contains("is not a library name or path");
+                    });
+            assertThat(text(s, "SELECT to_regclass('ledger_a') IS NOT NULL")).isEqualTo("t");
+        }
+    }
+
+    @Test
+    void publicCannotSwitchTheGuard() throws Exception {
+        try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
+            assertThat(text(s, "SELECT has_function_privilege('public', 'fencing.use_native_guard(text)', 'EXECUTE')"
+                    + " OR has_function_privilege('public', 'fencing.use_plpgsql_guard()', 'EXECUTE')")).isEqualTo("f");
+            assertThat(text(s, "SELECT has_function_privilege('fencing_auditor', 'fencing.guard_implementation()', 'EXECUTE')"))
+                    .isEqualTo("t");
+        }
+    }
+}
