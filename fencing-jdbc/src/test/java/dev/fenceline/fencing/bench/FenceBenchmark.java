@@ -25,12 +25,15 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * What fencing costs: the same business transaction unfenced, through the {@link FencedWriter} (writer mode) and as
- * raw JDBC carrying {@code fencing.term} (trigger mode), interleaved in rounds, at 1/4/16 connections, for a
- * single-row transaction and a 100-row batch, against a DURABLE PostgreSQL (fsync, synchronous_commit on).
+ * raw JDBC on a protected table (trigger mode: session entered once, or {@code SET LOCAL fencing.term} in every
+ * transaction), interleaved in rounds, at 1/4/16 connections, for a single-row transaction and a 100-row batch,
+ * against a DURABLE PostgreSQL (fsync, synchronous_commit on), with the native guard when it is installed
+ * ({@code -Dbench.guard=plpgsql} measures the PL/pgSQL one).
  *
  * <p>Not a test. Run: {@code fencing-jdbc/bench.sh} (installs the modules, then {@code mvn -pl fencing-jdbc
  * test-compile exec:java@fence-bench})
- * (-Dbench.seconds=1 -Dbench.rounds=8 -Dbench.connections=1,4,16 -Dbench.kinds=single,batch,statements).
+ * (-Dbench.seconds=1 -Dbench.rounds=10 -Dbench.warmup=2 -Dbench.connections=1,4,16
+ * -Dbench.kinds=single,batch,statements -Dbench.guard=auto|native|plpgsql).
  * Per cell: tps = all transactions / all time of the mode; "median round ratio" = median over rounds of the ratio
  * measured back to back within a round (robust against bursts of load from other processes on the machine).
  *
@@ -44,10 +47,30 @@ import java.util.concurrent.atomic.LongAdder;
  */
 public final class FenceBenchmark {
     private static final int ACCOUNTS = 10_000;
+    /** -Dbench.guard=auto|native|plpgsql: which fencing.guard() the fenced tables run (auto: the migration's choice). */
+    private static final String GUARD = System.getProperty("bench.guard", "auto");
+    /** -Dbench.warmup=2: seconds per mode before each cell's measured rounds (JIT and plan caches settle). */
+    private static final int WARMUP_SECONDS = Integer.getInteger("bench.warmup", 2);
     private static final int BATCH = 100;
     private static final long TERM = 7;
 
-    enum Mode { UNFENCED, WRITER, TRIGGER }
+    /**
+     * UNFENCED: plain table, no trigger. WRITER: {@link FencedWriter} on a protected table (trigger installed: the
+     * full defence in depth). TRIGGER: raw JDBC on a protected table, sessions entered once at the term (as the
+     * writer does; a raw-SQL service runs {@code SELECT fencing.enter(resource, term)} on a connection when it first
+     * uses it in a leadership). TRIGGER_SET_LOCAL: raw JDBC sending {@code SET LOCAL fencing.term} in every
+     * transaction (same round trip, one more statement).
+     */
+    enum Mode {
+        UNFENCED("unfenced"), WRITER("writer mode"), TRIGGER("trigger mode, session entered"),
+        TRIGGER_SET_LOCAL("trigger mode, SET LOCAL per transaction");
+
+        final String label;
+
+        Mode(String label) {
+            this.label = label;
+        }
+    }
 
     enum Kind {
         SINGLE("single-row UPDATE"),
@@ -65,9 +88,10 @@ public final class FenceBenchmark {
 
     public static void main(String[] args) throws Exception {
         int seconds = Integer.getInteger("bench.seconds", 1);
-        int rounds = Integer.getInteger("bench.rounds", 8);
+        int rounds = Integer.getInteger("bench.rounds", 10);
         String[] conns = System.getProperty("bench.connections", "1,4,16").split(",");
         Instant started = Instant.now();
+        String guardImplementation;
         String loadAtStart = loadAverage();
         List<String> rows = new ArrayList<>();
         try (PostgresServer server = PostgresServer.start(
@@ -75,6 +99,7 @@ public final class FenceBenchmark {
              TestDatabase db = server.createDatabase("fence_bench")) {
             setUp(db);
             String settings = settings(db);
+            guardImplementation = settings.substring(settings.lastIndexOf(": ") + 2);
             System.out.println("PostgreSQL (durable): " + settings);
             for (String k : System.getProperty("bench.kinds", "single,batch,statements").split(",")) {
                 Kind kind = Kind.valueOf(k.strip().toUpperCase(Locale.ROOT));
@@ -86,18 +111,34 @@ public final class FenceBenchmark {
             }
         }
         System.out.println();
-        System.out.printf(Locale.ROOT, "Fence benchmark %s, %d rounds x %ds per mode, interleaved; ratio = fenced / unfenced%n",
-                started, rounds, seconds);
-        System.out.println("| transaction | connections | tps unfenced | tps writer mode | ratio | median round ratio"
-                + " | tps trigger mode | ratio | median round ratio |");
-        System.out.println("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+        System.out.printf(Locale.ROOT, "Fence benchmark %s, %d rounds x %ds per mode, interleaved (order rotated every"
+                + " round); fencing.guard(): %s%n", started, rounds, seconds, guardImplementation);
+        System.out.println("ratio = fenced tps / unfenced tps over all rounds; in brackets the median over rounds of the"
+                + " ratio measured back to back within a round");
+        StringBuilder header = new StringBuilder("| transaction | connections | tps unfenced |");
+        StringBuilder rule = new StringBuilder("|---|---:|---:|");
+        for (Mode m : FENCED) {
+            header.append(" tps ").append(m.label).append(" | ratio |");
+            rule.append("---:|---:|");
+        }
+        System.out.println(header);
+        System.out.println(rule);
         rows.forEach(System.out::println);
         System.out.println();
         System.out.println("CPU per transaction (µs): PostgreSQL backends (from /proc, 10 ms ticks summed over all rounds)"
                 + " and client threads (JVM thread CPU time); insensitive to other load on the machine");
-        System.out.println("| transaction | connections | server unfenced | server writer | server trigger"
-                + " | client unfenced | client writer | client trigger |");
-        System.out.println("|---|---:|---:|---:|---:|---:|---:|---:|");
+        StringBuilder cpuHeader = new StringBuilder("| transaction | connections |");
+        StringBuilder cpuRule = new StringBuilder("|---|---:|");
+        for (Mode m : Mode.values()) {
+            cpuHeader.append(" server ").append(m.label).append(" |");
+            cpuRule.append("---:|");
+        }
+        for (Mode m : Mode.values()) {
+            cpuHeader.append(" client ").append(m.label).append(" |");
+            cpuRule.append("---:|");
+        }
+        System.out.println(cpuHeader);
+        System.out.println(cpuRule);
         CPU.forEach(System.out::println);
         System.out.printf("total %ds; load average at start %s, at end %s; %d CPUs%n",
                 Duration.between(started, Instant.now()).toSeconds(), loadAtStart, loadAverage(),
@@ -107,6 +148,12 @@ public final class FenceBenchmark {
     private static void setUp(TestDatabase db) throws SQLException {
         FencingMigrations.migrate(db.dataSource());
         try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
+            switch (GUARD) {
+                case "auto" -> { }   // whatever the migration chose: native when the library loads
+                case "native" -> s.execute("SELECT fencing.use_native_guard()");
+                case "plpgsql" -> s.execute("SELECT fencing.use_plpgsql_guard()");
+                default -> throw new IllegalArgumentException("bench.guard must be auto, native or plpgsql; was " + GUARD);
+            }
             for (String suffix : new String[] {"plain", "writer", "trigger"}) {
                 s.execute("CREATE TABLE account_" + suffix + " (id int PRIMARY KEY, balance bigint NOT NULL,"
                         + " fencing_term bigint)");
@@ -126,10 +173,12 @@ public final class FenceBenchmark {
     private static String settings(TestDatabase db) throws SQLException {
         try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement();
              var rs = s.executeQuery("SELECT version(), current_setting('fsync'), current_setting('synchronous_commit'),"
-                     + " current_setting('full_page_writes'), current_setting('shared_buffers')")) {
+                     + " current_setting('full_page_writes'), current_setting('shared_buffers'),"
+                     + " fencing.guard_implementation()")) {
             rs.next();
             return rs.getString(1) + "; fsync=" + rs.getString(2) + " synchronous_commit=" + rs.getString(3)
-                    + " full_page_writes=" + rs.getString(4) + " shared_buffers=" + rs.getString(5);
+                    + " full_page_writes=" + rs.getString(4) + " shared_buffers=" + rs.getString(5)
+                    + "; fencing.guard() implementation: " + rs.getString(6);
         }
     }
 
@@ -145,8 +194,9 @@ public final class FenceBenchmark {
         try (HikariDataSource pool = Databases.dataSource(config);
              Connection admin = db.dataSource().getConnection()) {
             FencedWriter writer = FencedWriter.create(pool, FencedWriterConfig.defaults());
-            for (Mode m : modes) {   // warm-up: JIT, plan caches, enter() on every pooled session
-                run(pool, writer, kind, m, connections, 1);
+            enterEverySession(pool, connections);
+            for (Mode m : modes) {   // warm-up: JIT, plan caches, every pooled session used
+                run(pool, writer, kind, m, connections, WARMUP_SECONDS);
             }
             List<Integer> backends = backends(admin);
             for (int r = 0; r < rounds; r++) {
@@ -166,16 +216,41 @@ public final class FenceBenchmark {
             }
         }
         double plain = tps(txns, nanos, Mode.UNFENCED);
-        double w = tps(txns, nanos, Mode.WRITER);
-        double t = tps(txns, nanos, Mode.TRIGGER);
-        CPU.add(String.format(Locale.ROOT, "| %s | %d | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f |",
-                kind.label, connections, perTxnMicros(serverTicks, txns, Mode.UNFENCED, TICK_NS),
-                perTxnMicros(serverTicks, txns, Mode.WRITER, TICK_NS), perTxnMicros(serverTicks, txns, Mode.TRIGGER, TICK_NS),
-                perTxnMicros(clientNs, txns, Mode.UNFENCED, 1), perTxnMicros(clientNs, txns, Mode.WRITER, 1),
-                perTxnMicros(clientNs, txns, Mode.TRIGGER, 1)));
-        return String.format(Locale.ROOT, "| %s | %d | %.0f | %.0f | %.2f | %.2f | %.0f | %.2f | %.2f |",
-                kind.label, connections, plain, w, w / plain, medianRatio(roundTps, Mode.WRITER), t, t / plain,
-                medianRatio(roundTps, Mode.TRIGGER));
+        StringBuilder row = new StringBuilder(String.format(Locale.ROOT, "| %s | %d | %.0f |", kind.label, connections,
+                plain));
+        for (Mode m : FENCED) {
+            double t = tps(txns, nanos, m);
+            row.append(String.format(Locale.ROOT, " %.0f | %.2f (%.2f) |", t, t / plain, medianRatio(roundTps, m)));
+        }
+        StringBuilder cpu = new StringBuilder(String.format(Locale.ROOT, "| %s | %d |", kind.label, connections));
+        for (Mode m : Mode.values()) {
+            cpu.append(String.format(Locale.ROOT, " %.0f |", perTxnMicros(serverTicks, txns, m, TICK_NS)));
+        }
+        for (Mode m : Mode.values()) {
+            cpu.append(String.format(Locale.ROOT, " %.0f |", perTxnMicros(clientNs, txns, m, 1)));
+        }
+        CPU.add(cpu.toString());
+        return row.toString();
+    }
+
+    private static final Mode[] FENCED = {Mode.WRITER, Mode.TRIGGER, Mode.TRIGGER_SET_LOCAL};
+
+    /** What a raw-SQL service does once per connection and leadership: enter the session at its term. */
+    private static void enterEverySession(HikariDataSource pool, int connections) throws SQLException {
+        List<Connection> all = new ArrayList<>();
+        try {
+            for (int i = 0; i < connections; i++) {
+                Connection c = pool.getConnection();
+                all.add(c);
+                try (Statement s = c.createStatement()) {
+                    s.execute("SELECT fencing.enter('bench-trigger', " + TERM + ", 'bench')");
+                }
+            }
+        } finally {
+            for (Connection c : all) {
+                c.close();
+            }
+        }
     }
 
     private static final List<String> CPU = new ArrayList<>();
@@ -292,6 +367,14 @@ public final class FenceBenchmark {
             case TRIGGER -> {
                 try (Connection c = pool.getConnection()) {
                     c.setAutoCommit(false);
+                    business(c, kind, "trigger", null);
+                    c.commit();
+                    c.setAutoCommit(true);
+                }
+            }
+            case TRIGGER_SET_LOCAL -> {
+                try (Connection c = pool.getConnection()) {
+                    c.setAutoCommit(false);
                     business(c, kind, "trigger", TERM);
                     c.commit();
                     c.setAutoCommit(true);
@@ -300,10 +383,13 @@ public final class FenceBenchmark {
         }
     }
 
-    /** The business transaction. {@code term != null}: trigger mode, the term travels with the first statement. */
+    /**
+     * The business transaction. {@code term != null}: trigger mode, the term travels as {@code SET LOCAL fencing.term}
+     * in the same round trip as the first statement (as documented for raw SQL).
+     */
     private static void business(Connection c, Kind kind, String suffix, Long term) throws SQLException {
         ThreadLocalRandom rnd = ThreadLocalRandom.current();
-        String prefix = term == null ? "" : "SELECT set_config('fencing.term', '" + term + "', true); ";
+        String prefix = term == null ? "" : "SET LOCAL fencing.term = '" + term + "'; ";
         if (kind == Kind.SINGLE) {
             try (PreparedStatement ps = c.prepareStatement(
                     prefix + "UPDATE account_" + suffix + " SET balance = balance + 1 WHERE id = ?")) {
@@ -322,7 +408,7 @@ public final class FenceBenchmark {
         } else {
             if (term != null) {
                 try (Statement s = c.createStatement()) {
-                    s.execute("SELECT set_config('fencing.term', '" + term + "', true)");
+                    s.execute("SET LOCAL fencing.term = '" + term + "'");
                 }
             }
             try (PreparedStatement ps = c.prepareStatement(
