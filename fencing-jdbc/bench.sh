@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fence benchmark (not a test): unfenced vs writer mode vs trigger mode against a DURABLE PostgreSQL.
-# Usage: fencing-jdbc/bench.sh [-Dbench.seconds=1] [-Dbench.rounds=10] [-Dbench.warmup=2] [-Dbench.connections=1,4,16] [-Dbench.kinds=single,batch,statements]
+# Usage: fencing-jdbc/bench.sh [-Dbench.seconds=1] [-Dbench.rounds=10] [-Dbench.warmup=2] [-Dbench.connections=1,4,16] [-Dbench.kinds=single,batch,statements,rewritten]
 #        [-Dbench.guard=auto|native|plpgsql]
 set -euo pipefail
 cd "$(dirname "$0")/.."

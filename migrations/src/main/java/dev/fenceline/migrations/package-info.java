@@ -11,6 +11,9 @@
  *       break-glass), so no transaction of term t commits after one of a higher term committed.</li>
  *   <li>Application roles cannot change marks, history or audit rows except through the SECURITY DEFINER
  *       functions; the audit is append-only.</li>
+ *   <li>{@code fencing.guard()} decides the same in both implementations: PL/pgSQL (V2) and the optional native
+ *       one in C ({@code migrations/native}, switched by {@code fencing.use_native_guard()} when the library loads);
+ *       the C code holds only the fast path and calls the same {@code fencing.guard_slow()} for everything else.</li>
  *   <li>Applying the migrations twice is a no-op; {@code protect_table} never rewrites a table and never holds
  *       a lock longer than its {@code lock_timeout}.</li>
  * </ul>

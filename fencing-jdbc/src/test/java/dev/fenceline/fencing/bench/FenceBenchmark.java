@@ -33,7 +33,7 @@ import java.util.concurrent.atomic.LongAdder;
  * <p>Not a test. Run: {@code fencing-jdbc/bench.sh} (installs the modules, then {@code mvn -pl fencing-jdbc
  * test-compile exec:java@fence-bench})
  * (-Dbench.seconds=1 -Dbench.rounds=10 -Dbench.warmup=2 -Dbench.connections=1,4,16
- * -Dbench.kinds=single,batch,statements -Dbench.guard=auto|native|plpgsql).
+ * -Dbench.kinds=single,batch,statements,rewritten -Dbench.guard=auto|native|plpgsql).
  * Per cell: tps = all transactions / all time of the mode; "median round ratio" = median over rounds of the ratio
  * measured back to back within a round (robust against bursts of load from other processes on the machine).
  *
@@ -42,7 +42,9 @@ import java.util.concurrent.atomic.LongAdder;
  *   <li>single: {@code UPDATE account SET balance = balance + 1 WHERE id = ?} on a random one of 10 000 rows;</li>
  *   <li>batch: one {@code INSERT INTO entry (account, amount) VALUES (?, ?), ... } of 100 rows;</li>
  *   <li>statements: a JDBC batch of 100 {@code INSERT INTO entry (account, amount) VALUES (?, ?)} (100 statements
- *       in one round trip, so the statement trigger fires 100 times per transaction: its worst case).</li>
+ *       in one round trip, so the statement trigger fires 100 times per transaction: its worst case);</li>
+ *   <li>rewritten: the same JDBC batch with pgjdbc's {@code reWriteBatchedInserts=true} (sent as a few multi-row
+ *       INSERTs, so the trigger fires a few times).</li>
  * </ul>
  */
 public final class FenceBenchmark {
@@ -55,15 +57,16 @@ public final class FenceBenchmark {
     private static final long TERM = 7;
 
     /**
-     * UNFENCED: plain table, no trigger. WRITER: {@link FencedWriter} on a protected table (trigger installed: the
+     * UNFENCED: plain table, no trigger. CONTROL: the same on a second identical plain table — its "ratio" shows how
+     * far this machine's noise alone moves a ratio (an A/A test). WRITER: {@link FencedWriter} on a protected table (trigger installed: the
      * full defence in depth). TRIGGER: raw JDBC on a protected table, sessions entered once at the term (as the
      * writer does; a raw-SQL service runs {@code SELECT fencing.enter(resource, term)} on a connection when it first
      * uses it in a leadership). TRIGGER_SET_LOCAL: raw JDBC sending {@code SET LOCAL fencing.term} in every
      * transaction (same round trip, one more statement).
      */
     enum Mode {
-        UNFENCED("unfenced"), WRITER("writer mode"), TRIGGER("trigger mode, session entered"),
-        TRIGGER_SET_LOCAL("trigger mode, SET LOCAL per transaction");
+        UNFENCED("unfenced"), CONTROL("unfenced again (A/A control)"), WRITER("writer mode"),
+        TRIGGER("trigger mode, session entered"), TRIGGER_SET_LOCAL("trigger mode, SET LOCAL per transaction");
 
         final String label;
 
@@ -75,7 +78,8 @@ public final class FenceBenchmark {
     enum Kind {
         SINGLE("single-row UPDATE"),
         BATCH("100-row INSERT (one statement)"),
-        STATEMENTS("100 single-row INSERTs (JDBC batch)");
+        STATEMENTS("100 single-row INSERTs (JDBC batch)"),
+        REWRITTEN("100 single-row INSERTs (JDBC batch, reWriteBatchedInserts=true)");
 
         final String label;
 
@@ -101,7 +105,7 @@ public final class FenceBenchmark {
             String settings = settings(db);
             guardImplementation = settings.substring(settings.lastIndexOf(": ") + 2);
             System.out.println("PostgreSQL (durable): " + settings);
-            for (String k : System.getProperty("bench.kinds", "single,batch,statements").split(",")) {
+            for (String k : System.getProperty("bench.kinds", "single,batch,statements,rewritten").split(",")) {
                 Kind kind = Kind.valueOf(k.strip().toUpperCase(Locale.ROOT));
                 for (String c : conns) {
                     int n = Integer.parseInt(c.strip());
@@ -154,7 +158,7 @@ public final class FenceBenchmark {
                 case "plpgsql" -> s.execute("SELECT fencing.use_plpgsql_guard()");
                 default -> throw new IllegalArgumentException("bench.guard must be auto, native or plpgsql; was " + GUARD);
             }
-            for (String suffix : new String[] {"plain", "writer", "trigger"}) {
+            for (String suffix : new String[] {"plain", "plain2", "writer", "trigger"}) {
                 s.execute("CREATE TABLE account_" + suffix + " (id int PRIMARY KEY, balance bigint NOT NULL,"
                         + " fencing_term bigint)");
                 s.execute("INSERT INTO account_" + suffix + " (id, balance) SELECT g, 0 FROM generate_series(1, "
@@ -183,7 +187,9 @@ public final class FenceBenchmark {
     }
 
     private static String cell(TestDatabase db, Kind kind, int connections, int seconds, int rounds) throws Exception {
-        DatabaseConfig config = DatabaseConfig.builder(db.jdbcUrl()).username(db.user()).password(db.password())
+        // REWRITTEN: the same JDBC batch as STATEMENTS; pgjdbc sends it as a few multi-row INSERTs (both modes alike).
+        String url = kind == Kind.REWRITTEN ? db.jdbcUrl() + "?reWriteBatchedInserts=true" : db.jdbcUrl();
+        DatabaseConfig config = DatabaseConfig.builder(url).username(db.user()).password(db.password())
                 .maximumPoolSize(connections).applicationName("fence-bench").build();
         Mode[] modes = Mode.values();
         long[] txns = new long[modes.length];
@@ -233,7 +239,7 @@ public final class FenceBenchmark {
         return row.toString();
     }
 
-    private static final Mode[] FENCED = {Mode.WRITER, Mode.TRIGGER, Mode.TRIGGER_SET_LOCAL};
+    private static final Mode[] FENCED = {Mode.CONTROL, Mode.WRITER, Mode.TRIGGER, Mode.TRIGGER_SET_LOCAL};
 
     /** What a raw-SQL service does once per connection and leadership: enter the session at its term. */
     private static void enterEverySession(HikariDataSource pool, int connections) throws SQLException {
@@ -351,10 +357,10 @@ public final class FenceBenchmark {
 
     private static void transaction(HikariDataSource pool, FencedWriter writer, Kind kind, Mode mode) throws Exception {
         switch (mode) {
-            case UNFENCED -> {
+            case UNFENCED, CONTROL -> {
                 try (Connection c = pool.getConnection()) {
                     c.setAutoCommit(false);
-                    business(c, kind, "plain", null);
+                    business(c, kind, mode == Mode.UNFENCED ? "plain" : "plain2", null);
                     c.commit();
                     c.setAutoCommit(true);
                 }
