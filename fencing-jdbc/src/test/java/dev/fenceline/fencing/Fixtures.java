@@ -51,13 +51,10 @@ final class Fixtures {
         }
     }
 
+    /** The first column of the first row as a number (SQL NULL: 0). */
     static long count(TestDatabase db, String sql) {
-        try (Connection c = connect(db); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
-            rs.next();
-            return rs.getLong(1);
-        } catch (SQLException e) {
-            throw new IllegalStateException(e);
-        }
+        String value = text(db, sql);
+        return value == null ? 0 : Long.parseLong(value);
     }
 
     static String text(TestDatabase db, String sql) {
