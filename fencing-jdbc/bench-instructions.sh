@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The fence's server-side cost in CPU instructions: deterministic, unlike tps on a shared machine (not a test).
-# Runs a single-user PostgreSQL backend under valgrind's callgrind and counts the instructions of N transactions
-# on an unprotected table and on tables guarded by the native and by the PL/pgSQL fencing.guard(), for a single-row
-# UPDATE, a 100-row INSERT and 100 single-row INSERTs, all as prepared statements in a session entered at the
-# term (the guard's hot path). Per-transaction = (count at 1200 - count at 200) / 1000, so start-up cancels out.
+# Applies the real fencing migrations (V1..V5) to a throwaway cluster and protects two tables with
+# fencing.protect_table(), then runs a single-user backend under valgrind's callgrind and counts the instructions of
+# N transactions on unprotected tables and on the protected ones with fencing.guard() switched to native and to
+# PL/pgSQL (fencing.use_native_guard() / use_plpgsql_guard()), for a single-row UPDATE, a 100-row INSERT and 100
+# single-row INSERTs, all as prepared statements in a session entered at the term with fencing.enter() (the guard's
+# hot path). Per-transaction = (count at 1200 - count at 200) / 1000, so start-up cancels out.
 # Usage: fencing-jdbc/bench-instructions.sh          (needs valgrind and the machine's PostgreSQL; ~3 min)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,44 +14,46 @@ command -v pg_config >/dev/null || { echo "pg_config is needed (the machine's Po
 scripts/ensure-native-guard.sh
 bindir=$(pg_config --bindir)
 work=$(mktemp -d /tmp/fenceline-instr.XXXXXX)
-trap 'rm -rf "$work"' EXIT
 as_pg() { if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+trap 'as_pg "$bindir/pg_ctl" -D "$work/data" -m immediate stop >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 if [ "$(id -u)" -eq 0 ]; then chown postgres "$work"; fi
 as_pg "$bindir/initdb" -D "$work/data" -U postgres -A trust >/dev/null
-single() { as_pg "$bindir/postgres" --single -D "$work/data" -c fsync=off -c synchronous_commit=off "$@" postgres; }
 
-# A single-user backend reports errors on its output and goes on, so look for them there.
+# Set-up through a normal server on a Unix socket only (the migrations have multi-line statements).
+as_pg "$bindir/pg_ctl" -D "$work/data" -w -l "$work/server.log" \
+  -o "-c listen_addresses='' -c unix_socket_directories='$work' -c fsync=off" start >/dev/null
+psql_setup() { PGOPTIONS='-c client_min_messages=warning' as_pg "$bindir/psql" -h "$work" -U postgres -d postgres -q -X -v ON_ERROR_STOP=1 "$@"; }
+psql_setup -c "CREATE SCHEMA fencing"
+for f in migrations/src/main/resources/db/fencing/V*__*.sql; do psql_setup -f "$f"; done
+psql_setup <<'SQL'
+CREATE TABLE account_plain (id int PRIMARY KEY, balance bigint NOT NULL, fencing_term bigint);
+CREATE TABLE entry_plain (id bigserial PRIMARY KEY, account int NOT NULL, amount bigint NOT NULL, fencing_term bigint);
+CREATE TABLE account_fenced (LIKE account_plain INCLUDING ALL);
+CREATE TABLE entry_fenced (LIKE entry_plain INCLUDING ALL);
+SELECT fencing.protect_table('account_fenced', 'bench');
+SELECT fencing.protect_table('entry_fenced', 'bench');
+SELECT fencing.enter('bench', 7);
+INSERT INTO account_plain (id, balance) SELECT g, 0 FROM generate_series(1, 10000) g;
+INSERT INTO account_fenced (id, balance) SELECT g, 0 FROM generate_series(1, 10000) g;
+VACUUM ANALYZE;
+SQL
+# The V5 migration switched to the native guard if, and only if, the library loads.
 native=false
-if ! echo "CREATE FUNCTION pg_temp.probe() RETURNS trigger LANGUAGE c AS 'fenceline_guard', 'fenceline_guard';" \
-     | single 2>&1 | grep -q ERROR; then native=true; fi
-{
-  echo "SET fencing.entered_1 = '7';"   # the guard's hot path: this session counts as entered at term 7
-  echo "CREATE TABLE account_plain (id int PRIMARY KEY, balance bigint NOT NULL, fencing_term bigint);"
-  echo "CREATE TABLE entry_plain (id bigserial PRIMARY KEY, account int NOT NULL, amount bigint NOT NULL, fencing_term bigint);"
-  echo "CREATE FUNCTION guard_plpgsql() RETURNS trigger LANGUAGE plpgsql AS \$\$ BEGIN IF pg_catalog.current_setting(TG_ARGV[0], true) <> '' AND COALESCE(pg_catalog.current_setting('fencing.term', true), '') IN ('', pg_catalog.current_setting(TG_ARGV[0], true)) THEN RETURN NULL; END IF; RAISE EXCEPTION 'not entered'; END \$\$;"
-  if $native; then echo "CREATE FUNCTION guard_native() RETURNS trigger LANGUAGE c AS 'fenceline_guard', 'fenceline_guard';"; fi
-  for g in plpgsql native; do
-    if [ "$g" = native ] && ! $native; then continue; fi
-    echo "CREATE TABLE account_$g (LIKE account_plain INCLUDING ALL);"
-    echo "CREATE TABLE entry_$g (LIKE entry_plain INCLUDING ALL);"
-    for t in account entry; do
-      echo "CREATE TRIGGER fencing_guard BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON ${t}_$g FOR EACH STATEMENT EXECUTE FUNCTION guard_$g('fencing.entered_1', 'bench');"
-    done
-  done
-  for g in plain plpgsql native; do
-    if [ "$g" = native ] && ! $native; then continue; fi
-    echo "INSERT INTO account_$g (id, balance) SELECT g, 0 FROM generate_series(1, 10000) g;"
-  done
-  echo "VACUUM ANALYZE;"
-} | single > "$work/setup.log" 2>&1
-if grep -q ERROR "$work/setup.log"; then grep -B2 ERROR "$work/setup.log" >&2; exit 1; fi
+if [ "$(psql_setup -At -c "SELECT fencing.guard_implementation()")" = native ]; then native=true; fi
+as_pg "$bindir/pg_ctl" -D "$work/data" -w stop >/dev/null
 
 values=$(seq 1 100 | awk '{printf "%s(%d, %d)", (NR > 1 ? ", " : ""), $1, $1}')
-script() {   # kind table-suffix transactions
-  echo "SET fencing.entered_1 = '7';"
-  echo "PREPARE u(int) AS UPDATE account_$2 SET balance = balance + 1 WHERE id = \$1;"
-  echo "PREPARE b AS INSERT INTO entry_$2 (account, amount) VALUES $values;"
-  echo "PREPARE s(int) AS INSERT INTO entry_$2 (account, amount) VALUES (\$1, \$1);"
+script() {   # kind variant transactions
+  local table=fenced
+  case "$2" in
+    plain) table=plain ;;
+    native) echo "SELECT fencing.use_native_guard();" ;;
+    plpgsql) echo "SELECT fencing.use_plpgsql_guard();" ;;
+  esac
+  echo "SELECT fencing.enter('bench', 7);"
+  echo "PREPARE u(int) AS UPDATE account_$table SET balance = balance + 1 WHERE id = \$1;"
+  echo "PREPARE b AS INSERT INTO entry_$table (account, amount) VALUES $values;"
+  echo "PREPARE s(int) AS INSERT INTO entry_$table (account, amount) VALUES (\$1, \$1);"
   for i in $(seq 1 "$3"); do
     echo "BEGIN;"
     case "$1" in
@@ -60,12 +64,17 @@ script() {   # kind table-suffix transactions
     echo "COMMIT;"
   done
 }
-count() {   # kind table-suffix transactions -> instructions
+count() {   # kind variant transactions -> instructions
   local out="$work/cg.out"
   script "$@" > "$work/in.sql"
   if [ "$(id -u)" -eq 0 ]; then chown postgres "$work/in.sql"; fi
-  as_pg valgrind --tool=callgrind --callgrind-out-file="$out" "$bindir/postgres" --single -D "$work/data" \
-    -c fsync=off -c synchronous_commit=off postgres < "$work/in.sql" >/dev/null 2>&1
+  # Every run starts from the same copy of the cluster, so one-off work (a new WAL segment, a relation extension)
+  # lands at the same place in every run and cancels out in the difference.
+  rm -rf "$work/run" && cp -a "$work/data" "$work/run"
+  as_pg valgrind --tool=callgrind --callgrind-out-file="$out" "$bindir/postgres" --single -D "$work/run" \
+    -c fsync=off -c synchronous_commit=off postgres < "$work/in.sql" > "$work/run.log" 2>&1
+  # A single-user backend reports errors on its output and goes on: a count with an error in it means nothing.
+  if grep -q ERROR "$work/run.log"; then grep -m3 -A2 ERROR "$work/run.log" >&2; exit 1; fi
   awk '/^summary:/ {print $2}' "$out"
 }
 echo "Server instructions per transaction (callgrind, single-user backend, prepared statements; $(pg_config --version))"
