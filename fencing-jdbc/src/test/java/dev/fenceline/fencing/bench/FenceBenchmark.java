@@ -65,13 +65,17 @@ public final class FenceBenchmark {
      * transaction (same round trip, one more statement).
      */
     enum Mode {
-        UNFENCED("unfenced"), CONTROL("unfenced again (A/A control)"), WRITER("writer mode"),
-        TRIGGER("trigger mode, session entered"), TRIGGER_SET_LOCAL("trigger mode, SET LOCAL per transaction");
+        UNFENCED("unfenced", "plain"), CONTROL("unfenced again (A/A control)", "plain2"),
+        WRITER("writer mode", "writer"), TRIGGER("trigger mode, session entered", "trigger"),
+        TRIGGER_SET_LOCAL("trigger mode, SET LOCAL per transaction", "trigger");
 
         final String label;
+        /** Table suffix: account_&lt;suffix&gt; and entry_&lt;suffix&gt;. */
+        final String suffix;
 
-        Mode(String label) {
+        Mode(String label, String suffix) {
             this.label = label;
+            this.suffix = suffix;
         }
     }
 
@@ -102,9 +106,8 @@ public final class FenceBenchmark {
                 PostgresServer.Options.defaults().durable(!"false".equals(System.getProperty("bench.durable"))));
              TestDatabase db = server.createDatabase("fence_bench")) {
             setUp(db);
-            String settings = settings(db);
-            guardImplementation = settings.substring(settings.lastIndexOf(": ") + 2);
-            System.out.println("PostgreSQL (durable): " + settings);
+            guardImplementation = guardImplementation(db);
+            System.out.println("PostgreSQL (durable): " + settings(db) + "; fencing.guard(): " + guardImplementation);
             for (String k : System.getProperty("bench.kinds", "single,batch,statements,rewritten").split(",")) {
                 Kind kind = Kind.valueOf(k.strip().toUpperCase(Locale.ROOT));
                 for (String c : conns) {
@@ -158,7 +161,7 @@ public final class FenceBenchmark {
                 case "plpgsql" -> s.execute("SELECT fencing.use_plpgsql_guard()");
                 default -> throw new IllegalArgumentException("bench.guard must be auto, native or plpgsql; was " + GUARD);
             }
-            for (String suffix : new String[] {"plain", "plain2", "writer", "trigger"}) {
+            for (String suffix : java.util.Arrays.stream(Mode.values()).map(m -> m.suffix).distinct().toList()) {
                 s.execute("CREATE TABLE account_" + suffix + " (id int PRIMARY KEY, balance bigint NOT NULL,"
                         + " fencing_term bigint)");
                 s.execute("INSERT INTO account_" + suffix + " (id, balance) SELECT g, 0 FROM generate_series(1, "
@@ -174,15 +177,21 @@ public final class FenceBenchmark {
         }
     }
 
+    private static String guardImplementation(TestDatabase db) throws SQLException {
+        try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement();
+             var rs = s.executeQuery("SELECT fencing.guard_implementation()")) {
+            rs.next();
+            return rs.getString(1);
+        }
+    }
+
     private static String settings(TestDatabase db) throws SQLException {
         try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement();
              var rs = s.executeQuery("SELECT version(), current_setting('fsync'), current_setting('synchronous_commit'),"
-                     + " current_setting('full_page_writes'), current_setting('shared_buffers'),"
-                     + " fencing.guard_implementation()")) {
+                     + " current_setting('full_page_writes'), current_setting('shared_buffers')")) {
             rs.next();
             return rs.getString(1) + "; fsync=" + rs.getString(2) + " synchronous_commit=" + rs.getString(3)
-                    + " full_page_writes=" + rs.getString(4) + " shared_buffers=" + rs.getString(5)
-                    + "; fencing.guard() implementation: " + rs.getString(6);
+                    + " full_page_writes=" + rs.getString(4) + " shared_buffers=" + rs.getString(5);
         }
     }
 
@@ -356,36 +365,18 @@ public final class FenceBenchmark {
     }
 
     private static void transaction(HikariDataSource pool, FencedWriter writer, Kind kind, Mode mode) throws Exception {
-        switch (mode) {
-            case UNFENCED, CONTROL -> {
-                try (Connection c = pool.getConnection()) {
-                    c.setAutoCommit(false);
-                    business(c, kind, mode == Mode.UNFENCED ? "plain" : "plain2", null);
-                    c.commit();
-                    c.setAutoCommit(true);
-                }
-            }
-            case WRITER -> writer.transaction(FencingToken.of("bench-writer", TERM, "bench"),
-                    ctx -> {
-                        ctx.dsl().connection(c -> business(c, kind, "writer", null));
-                        return null;
-                    });
-            case TRIGGER -> {
-                try (Connection c = pool.getConnection()) {
-                    c.setAutoCommit(false);
-                    business(c, kind, "trigger", null);
-                    c.commit();
-                    c.setAutoCommit(true);
-                }
-            }
-            case TRIGGER_SET_LOCAL -> {
-                try (Connection c = pool.getConnection()) {
-                    c.setAutoCommit(false);
-                    business(c, kind, "trigger", TERM);
-                    c.commit();
-                    c.setAutoCommit(true);
-                }
-            }
+        if (mode == Mode.WRITER) {
+            writer.transaction(FencingToken.of("bench-writer", TERM, "bench"), ctx -> {
+                ctx.dsl().connection(c -> business(c, kind, mode.suffix, null));
+                return null;
+            });
+            return;
+        }
+        try (Connection c = pool.getConnection()) {   // raw JDBC: unfenced, A/A control, trigger mode
+            c.setAutoCommit(false);
+            business(c, kind, mode.suffix, mode == Mode.TRIGGER_SET_LOCAL ? TERM : null);
+            c.commit();
+            c.setAutoCommit(true);
         }
     }
 

@@ -440,7 +440,6 @@ public final class PostgresServer implements AutoCloseable {
             return new LocalBinaries(bin, root0, port, root, pid);
         }
 
-
         private static String tail(Path file) {
             try {
                 List<String> lines = Files.readAllLines(file);
