@@ -16,6 +16,8 @@ bindir=$(pg_config --bindir)
 work=$(mktemp -d /tmp/fenceline-instr.XXXXXX)
 as_pg() { if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 trap 'as_pg "$bindir/pg_ctl" -D "$work/data" -m immediate stop >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM   # so that an interrupted run still cleans up (through the EXIT trap)
 if [ "$(id -u)" -eq 0 ]; then chown postgres "$work"; fi
 as_pg "$bindir/initdb" -D "$work/data" -U postgres -A trust >/dev/null
 
