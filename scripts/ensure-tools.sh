@@ -20,4 +20,8 @@ if [ -z "$have_faketime" ]; then
          "(an administrator can run: sudo apt-get install -y faketime)." >&2
   fi
 fi
+# PgBouncer, for the fence's pooled-connection tests (transaction pooling in the path).
+scripts/ensure-pgbouncer.sh
+# spin, the model checker that verifies the protocol model (model/).
+scripts/ensure-spin.sh
 scripts/ensure-native-guard.sh

@@ -416,6 +416,8 @@ public final class PostgresServer implements AutoCloseable {
                     "synchronous_commit = " + (options.durable ? "on" : "off"),
                     "full_page_writes = " + (options.durable ? "on" : "off"),
                     "max_locks_per_transaction = 256",
+                    // Two-phase commit on, as XA deployments have it: the fence must hold against prepared transactions.
+                    "max_prepared_transactions = 20",
                     "log_min_messages = warning",
                     "log_line_prefix = '%m [%p] %a '",
                     "");

@@ -34,6 +34,7 @@ final class ZonkyBackend implements PostgresServer.Backend {
                     .setServerConfig("full_page_writes", durable)
                     .setServerConfig("max_connections", "200")
                     .setServerConfig("max_locks_per_transaction", "256")
+                    .setServerConfig("max_prepared_transactions", "20")
                     .start();
             return new ZonkyBackend(pg, workDir, watchPostmaster(workDir.resolve("data")));
         } catch (IOException e) {
