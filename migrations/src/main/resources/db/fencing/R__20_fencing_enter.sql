@@ -1,41 +1,60 @@
--- Fenceline: entering a session at a term, and advancing the mark.
+-- Fenceline: entering a session or a transaction at a term, and advancing the mark.
 -- Repeatable migration: the one current definition of these functions. Flyway re-applies it whenever it changes
 -- (after every versioned migration), so edit the function here, never in an applied V migration.
-
--- SAFETY ARGUMENT (the whole design in one place; see also fencing-jdbc's package-info):
---  * Every resource has a row in fencing.high_water_mark with a lock_key. A session that is "entered" for a
---    resource at term t holds the session-level SHARED advisory lock (1178946115, lock_key) and has the session
---    setting fencing.entered_<lock_key> = t. Only fencing.enter() sets that setting, and only right after
---    acquiring the lock and reading the mark = t with a snapshot taken after the lock was granted.
---    Session advisory locks are never released while the setting is non-empty (a rolled-back transaction can
---    revert the setting but never releases the lock), so "setting = t" implies "lock held".
---  * The mark only moves up, only in fencing.enter(), and only while the advancing transaction holds the
---    EXCLUSIVE transaction-level advisory lock on the same key. To get it, the advancer terminates every other
---    backend that holds the shared lock (pg_terminate_backend), i.e. every session entered at an older term.
---    Terminating a backend aborts its open transaction; a transaction that already reached commit is committed
---    before the backend exits and therefore before the advancer's commit. The exclusive lock is released only
---    after the advancing transaction's commit is visible, so a session that then takes the shared lock and reads
---    the mark sees the new term.
---  * Hence, while a session is alive with fencing.entered_<key> = t, the mark equals t, and the statement
---    trigger fencing.guard() can allow the write by reading two settings: no lock, no table read, no extra
---    round trip. A transaction carrying term t can only commit from such a session, so no transaction of term
---    t commits after a transaction of a higher term committed for the same resource.
---  * A paused old leader cannot commit late: its session is terminated by the next advance, bounded by the
---    advance_timeout setting (default 5s); past that the advance fails with FL005 instead of proceeding.
 --
--- SQLSTATEs raised here (class FL):
---   FL001 stale term (offered < highest accepted)       FL002 write on a protected table without a term
---   FL003 invalid argument (term, resource, setting)    FL004 unknown resource (not registered)
---   FL005 advance could not terminate older sessions within advance_timeout
---   FL006 protect/unprotect refused (wrong table kind, conflicting registration, column type)
---   FL007 break-glass requested by a role that is not a member of fencing_break_glass
+-- SAFETY ARGUMENT (the whole design in one place; see also fencing-jdbc's package-info and model/):
+--  * Every resource has a row in fencing.high_water_mark (the mark) with a lock_key. The mark only moves up, only in
+--    fencing.advance(), only while the advancing transaction holds the EXCLUSIVE transaction-level advisory lock
+--    (1178946115, lock_key) and a row lock on the mark row.
+--  * A write to a protected table is allowed on the fast path when the setting fencing.entered_<lock_key> is t and
+--    the transaction's fencing.term is empty or t. Only fencing.enter_at() sets that setting, right after taking the
+--    SHARED advisory lock and reading mark = t with a snapshot taken after the lock was granted, in one of two scopes:
+--      session scope (fencing.enter, direct connections): the setting lives as long as the backend; the backend is
+--        REGISTERED in fencing.entered_session in the same transaction, which also holds a FOR SHARE lock on the
+--        mark row until it ends.
+--      transaction scope (fencing.enter_transaction, and the guard's own entering): the setting and the
+--        transaction-level shared lock end with the transaction. No client can release a transaction-level
+--        advisory lock early, and a PREPARED transaction keeps it. Nothing is left on a pooled server session.
+--  * An advance, before it moves the mark, (1) takes the exclusive lock, terminating every other backend that holds
+--    the shared lock; (2) locks the mark row, so entering transactions still open have ended; (3) terminates every
+--    live backend registered for the resource, whatever locks it released, and waits until each has exited;
+--    (4) waits until no PREPARED transaction holds a write lock on a protected table of the resource or the
+--    resource's advisory lock. Terminating a backend aborts its open transaction; one that already reached commit
+--    committed before the backend exited, i.e. before the advance commits. Every wait is bounded by what is left
+--    of advance_timeout; past it FL005 and nothing changed.
+--  * Hence, while a backend is alive with fencing.entered_<key> = t (either scope), the mark equals t. A transaction
+--    carrying term t commits only from such a backend (or, prepared, before the next advance), so no transaction of
+--    term t commits after a transaction of a higher term committed for the same resource.
+--  * Out of scope (documented non-goals): superusers and table owners (they can disable triggers), and forging the
+--    session setting fencing.entered_<key> by hand.
+--
+-- SQLSTATEs raised by the fencing functions (class FL):
+--   FL001 stale term (offered < highest accepted), or the same term from another leader
+--   FL002 write on a protected table without a term          FL003 invalid argument (term, resource, setting)
+--   FL004 unknown resource (not registered)                  FL005 advance timed out (older sessions, a locked mark
+--                                                                  row or a prepared transaction still hold the fence)
+--   FL006 protect/unprotect refused                          FL007 break-glass requested outside fencing_break_glass
+--   FL008 native guard unavailable                           FL009 term jump larger than max_term_jump
+--   FL010 fencing.term would advance a resource that fencing.resource does not name
 --   55P03 (lock_not_available) protect_table/unprotect_table could not get its lock within lock_timeout
+--   42501 a term offered by a session user outside fencing_app
+--
+-- Advisory-lock namespace: 'FENC' as an int4. pg_locks shows it as classid = 1178946115, objid = lock_key, objsubid = 2.
 
--- One term, one leader. Terms are unique per coordinator, but a coordinator rebuilt from nothing can issue a term
--- number again (to a second leader, while the first still believes it holds it). The mark remembers who advanced
--- it; a different leader offering the same term is rejected like a stale one, so (term, leader) is unique in the
--- database whatever the coordinator forgot. Writers that give no leader id opt out of this check.
-CREATE OR REPLACE FUNCTION fencing.reject_term_conflict(p_resource text, p_term bigint, p_leader_id text, p_holder text)
+-- The one format of a rejection's DETAIL (the writer parses it back: WriterEngine.DETAIL).
+CREATE OR REPLACE FUNCTION fencing.rejection_detail(p_resource text, p_offered bigint, p_mark bigint, p_audited boolean, p_table text)
+RETURNS text
+LANGUAGE sql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+  SELECT format('resource=%s offered_term=%s highest_accepted=%s audited=%s table=%s',
+                p_resource, coalesce(p_offered::text, ''), coalesce(p_mark::text, ''), p_audited, coalesce(p_table, ''))
+$fn$;
+
+-- Every rejection of a write goes through here: audited once (autonomously: the transaction is about to abort), then
+-- raised with the common DETAIL.
+CREATE OR REPLACE FUNCTION fencing.reject(p_sqlstate text, p_reason text, p_resource text, p_offered bigint, p_leader_id text,
+                                          p_table text, p_operation text, p_message text, p_hint text DEFAULT NULL)
 RETURNS void
 LANGUAGE plpgsql
 SECURITY DEFINER
@@ -43,16 +62,230 @@ SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
   v_audited boolean;
+  v_mark    bigint;
 BEGIN
-  v_audited := fencing.audit_autonomously(p_resource, p_term, p_leader_id, NULL, 'ENTER', 'term_conflict');
-  RAISE EXCEPTION USING ERRCODE = 'FL001',
-    MESSAGE = format('fencing: term %s for resource %s is already held by leader %s; leader %s cannot use it too (did the coordinator lose its history? raise its term floor above %s)',
-                     p_term, p_resource, p_holder, p_leader_id, p_term),
-    DETAIL = format('resource=%s offered_term=%s highest_accepted=%s audited=%s table=', p_resource, p_term, p_term, v_audited);
+  v_audited := fencing.audit_autonomously(p_resource, p_offered, p_leader_id, p_table, coalesce(p_operation, 'ENTER'), p_reason);
+  SELECT highest_accepted INTO v_mark FROM fencing.high_water_mark WHERE resource = p_resource;
+  RAISE EXCEPTION USING ERRCODE = p_sqlstate, MESSAGE = p_message,
+    DETAIL = fencing.rejection_detail(p_resource, p_offered, v_mark, v_audited, p_table),
+    HINT = coalesce(p_hint, '');
 END
 $fn$;
 
-CREATE OR REPLACE FUNCTION fencing.enter(p_resource text, p_term bigint, p_leader_id text DEFAULT NULL)
+DROP FUNCTION IF EXISTS fencing.reject_term_conflict(text, bigint, text, text);   -- superseded: now names the table
+
+-- One term, one leader. Terms are unique per coordinator, but a coordinator rebuilt from nothing can issue a term
+-- number again (to a second leader, while the first still believes it holds it). The mark remembers who advanced
+-- it; a different leader offering the same term is rejected like a stale one, so (term, leader) is unique in the
+-- database whatever the coordinator forgot. Writers that give no leader id opt out of this check.
+CREATE OR REPLACE FUNCTION fencing.reject_term_conflict(p_resource text, p_term bigint, p_leader_id text, p_holder text,
+                                                        p_table text DEFAULT NULL, p_operation text DEFAULT 'ENTER')
+RETURNS void
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+BEGIN
+  PERFORM fencing.reject('FL001', 'term_conflict', p_resource, p_term, p_leader_id, p_table, p_operation,
+    format('fencing: term %s for resource %s is already held by leader %s; leader %s cannot use it too (did the coordinator lose its history? raise its term floor above %s)',
+           p_term, p_resource, p_holder, p_leader_id, p_term));
+END
+$fn$;
+
+-- Does this backend hold the resource's shared advisory lock (pg_locks cannot tell session from transaction level)?
+-- Used only to never take a second session lock; who is entered is decided by the setting and the registry.
+CREATE OR REPLACE FUNCTION fencing.holds_share(p_key bigint)
+RETURNS boolean
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+  SELECT EXISTS (SELECT 1 FROM pg_locks l
+                  WHERE l.locktype = 'advisory' AND l.pid = pg_backend_pid() AND l.classid = 1178946115::oid
+                    AND l.objid = p_key::oid AND l.objsubid = 2 AND l.mode = 'ShareLock' AND l.granted)
+$fn$;
+
+-- Marks this backend entered for the resource at the term, in the given scope (the last step of every entering).
+CREATE OR REPLACE FUNCTION fencing.mark_entered(p_resource text, p_key bigint, p_term bigint, p_transaction_scoped boolean)
+RETURNS void
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+BEGIN
+  IF p_transaction_scoped THEN
+    PERFORM pg_advisory_xact_lock_shared(1178946115, p_key::integer);    -- ours already, or granted at once
+    PERFORM set_config('fencing.entered_' || p_key, p_term::text, true);
+  ELSE
+    INSERT INTO fencing.entered_session AS e (resource, pid, backend_start, term)
+    VALUES (p_resource, pg_backend_pid(), (SELECT a.backend_start FROM pg_stat_activity a WHERE a.pid = pg_backend_pid()), p_term)
+    ON CONFLICT (resource, pid) DO UPDATE SET backend_start = excluded.backend_start, term = excluded.term, entered_at = clock_timestamp();
+    PERFORM set_config('fencing.entered_' || p_key, p_term::text, false);
+  END IF;
+END
+$fn$;
+
+-- Moves the mark of p_resource up to p_term (called by enter_at with the mark read below p_term). Returns p_term, or
+-- the higher mark when another advance got there first (stale). Every wait is bounded by advance_timeout.
+CREATE OR REPLACE FUNCTION fencing.advance(p_resource text, p_key bigint, p_term bigint, p_leader_id text,
+                                           p_table text, p_operation text)
+RETURNS bigint
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+  c_ns        constant integer := 1178946115;
+  v_timeout   interval := coalesce((SELECT value::interval FROM fencing.settings WHERE name = 'advance_timeout'), interval '5 seconds');
+  v_deadline  timestamptz := clock_timestamp() + v_timeout;
+  v_old_lt    text := current_setting('lock_timeout');
+  v_db        oid := (SELECT oid FROM pg_database WHERE datname = current_database());
+  v_mark      bigint;
+  v_holder    text;
+  v_pid       integer;
+  v_killed    integer := 0;
+  v_waiting   integer[];
+  v_prepared  text;
+  v_left_ms   bigint;
+BEGIN
+  -- 1. The exclusive lock: no other backend holds the shared one (session- or transaction-level) once we have it.
+  LOOP
+    EXIT WHEN pg_try_advisory_xact_lock(c_ns, p_key::integer);
+    IF clock_timestamp() >= v_deadline THEN
+      v_prepared := fencing.prepared_holding(p_resource, p_key, false);
+      RAISE EXCEPTION USING ERRCODE = 'FL005',
+        MESSAGE = format('fencing: cannot advance %s to term %s: %s still hold the fence after advance_timeout %s', p_resource, p_term,
+                         CASE WHEN v_prepared IS NULL THEN 'sessions of older terms' ELSE format('prepared transaction(s) %s', v_prepared) END, v_timeout),
+        HINT = CASE WHEN v_prepared IS NULL THEN 'See fencing.entered_sessions; raise fencing.settings advance_timeout if backends need longer to exit.'
+                    ELSE 'A prepared transaction of an older term must be resolved first: COMMIT PREPARED or ROLLBACK PREPARED it (its transaction manager normally does).' END;
+    END IF;
+    -- While another advance is in flight (it holds the exclusive lock), wait for it instead of interfering.
+    IF NOT EXISTS (SELECT 1 FROM pg_locks l
+                    WHERE l.locktype = 'advisory' AND l.database = v_db AND l.classid = c_ns::oid AND l.objid = p_key::oid
+                      AND l.objsubid = 2 AND l.mode = 'ExclusiveLock' AND l.granted AND l.pid IS DISTINCT FROM pg_backend_pid()) THEN
+      IF (SELECT highest_accepted FROM fencing.high_water_mark WHERE resource = p_resource) >= p_term THEN
+        RETURN (SELECT highest_accepted FROM fencing.high_water_mark WHERE resource = p_resource);   -- someone got there first
+      END IF;
+      FOR v_pid IN
+        SELECT l.pid FROM pg_locks l
+         WHERE l.locktype = 'advisory' AND l.database = v_db AND l.classid = c_ns::oid AND l.objid = p_key::oid
+           AND l.objsubid = 2 AND l.mode = 'ShareLock' AND l.granted AND l.pid <> pg_backend_pid()
+      LOOP
+        v_killed := v_killed + fencing.terminate_backend(v_pid, p_resource, p_term);
+      END LOOP;
+    END IF;
+    PERFORM pg_sleep(0.005);
+  END LOOP;
+
+  -- 2. The mark row: entering transactions still open (they hold FOR SHARE until they end) must end first.
+  v_left_ms := greatest(1, (extract(epoch FROM v_deadline - clock_timestamp()) * 1000)::bigint);
+  PERFORM set_config('lock_timeout', v_left_ms::text, true);
+  BEGIN
+    SELECT highest_accepted, leader_id INTO v_mark, v_holder FROM fencing.high_water_mark WHERE resource = p_resource FOR NO KEY UPDATE;
+  EXCEPTION WHEN lock_not_available THEN
+    v_prepared := (SELECT string_agg(gid, ', ') FROM pg_prepared_xacts WHERE database = current_database());
+    RAISE EXCEPTION USING ERRCODE = 'FL005',
+      MESSAGE = format('fencing: cannot advance %s to term %s: the mark row stayed locked by another transaction after advance_timeout %s%s',
+                       p_resource, p_term, v_timeout, CASE WHEN v_prepared IS NULL THEN '' ELSE format(' (prepared transactions in this database: %s)', v_prepared) END),
+      HINT = 'An entering transaction is still open (e.g. REPEATABLE READ, or prepared); see pg_stat_activity / pg_prepared_xacts.';
+  END;
+  PERFORM set_config('lock_timeout', v_old_lt, true);
+  IF v_mark > p_term THEN
+    RETURN v_mark;                                 -- stale after all
+  END IF;
+  IF v_mark = p_term THEN
+    IF v_holder IS DISTINCT FROM p_leader_id AND v_holder IS NOT NULL AND p_leader_id IS NOT NULL THEN
+      PERFORM fencing.reject_term_conflict(p_resource, p_term, p_leader_id, v_holder, p_table, p_operation);
+    END IF;
+    RETURN p_term;                                 -- another advance reached our term: enter at it
+  END IF;
+
+  -- 3. Every registered backend of the resource, whatever advisory locks it released; then wait until each is gone.
+  FOR v_pid IN
+    SELECT e.pid FROM fencing.entered_session e JOIN pg_stat_activity a ON a.pid = e.pid
+     WHERE e.resource = p_resource AND e.pid <> pg_backend_pid()
+       AND (e.backend_start IS NULL OR a.backend_start IS NULL OR a.backend_start = e.backend_start)
+  LOOP
+    v_killed := v_killed + fencing.terminate_backend(v_pid, p_resource, p_term);
+    v_waiting := v_waiting || v_pid;
+  END LOOP;
+  WHILE v_waiting IS NOT NULL LOOP
+    PERFORM pg_stat_clear_snapshot();            -- pg_stat_activity is otherwise a snapshot for the whole transaction
+    v_waiting := (SELECT array_agg(a.pid) FROM pg_stat_activity a WHERE a.pid = ANY (v_waiting));
+    EXIT WHEN v_waiting IS NULL;
+    IF clock_timestamp() >= v_deadline THEN
+      RAISE EXCEPTION USING ERRCODE = 'FL005',
+        MESSAGE = format('fencing: cannot advance %s to term %s: backend(s) %s of older terms did not exit within advance_timeout %s',
+                         p_resource, p_term, array_to_string(v_waiting, ', '), v_timeout);
+    END IF;
+    PERFORM pg_sleep(0.005);
+  END LOOP;
+
+  -- 4. Prepared transactions keep their locks but have no backend to terminate: one that wrote a protected table of
+  --    the resource (or entered it) must be resolved before the mark moves. ROLLBACK PREPARED cannot run inside a
+  --    transaction, so wait; a prepared older-term transaction that commits before the advance breaks nothing.
+  LOOP
+    v_prepared := fencing.prepared_holding(p_resource, p_key, true);
+    EXIT WHEN v_prepared IS NULL;
+    IF clock_timestamp() >= v_deadline THEN
+      RAISE EXCEPTION USING ERRCODE = 'FL005',
+        MESSAGE = format('fencing: cannot advance %s to term %s: prepared transaction(s) %s of an older term still hold writes to its protected tables after advance_timeout %s',
+                         p_resource, p_term, v_prepared, v_timeout),
+        HINT = 'COMMIT PREPARED or ROLLBACK PREPARED them (their transaction manager normally does), then retry.';
+    END IF;
+    PERFORM pg_sleep(0.005);
+  END LOOP;
+
+  -- 5. Move the mark. Registrations of older terms are void now: their backends are gone.
+  UPDATE fencing.high_water_mark SET highest_accepted = p_term, leader_id = p_leader_id, updated_at = clock_timestamp()
+   WHERE resource = p_resource;
+  INSERT INTO fencing.term_history (resource, term, previous_term, leader_id, terminated_sessions, application_name)
+  VALUES (p_resource, p_term, v_mark, p_leader_id, v_killed, current_setting('application_name'));
+  DELETE FROM fencing.entered_session WHERE resource = p_resource AND pid <> pg_backend_pid();
+  RETURN p_term;
+END
+$fn$;
+
+-- Prepared transactions (no backend: pid IS NULL in pg_locks; found through their transactionid lock) that hold the
+-- resource's advisory lock or, with p_writes, a write lock on one of its protected tables. Their gids, or NULL.
+CREATE OR REPLACE FUNCTION fencing.prepared_holding(p_resource text, p_key bigint, p_writes boolean)
+RETURNS text
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+  SELECT string_agg(DISTINCT x.gid, ', ' ORDER BY x.gid)
+    FROM pg_locks l
+    JOIN pg_locks t ON t.locktype = 'transactionid' AND t.pid IS NULL AND t.virtualtransaction = l.virtualtransaction
+    JOIN pg_prepared_xacts x ON x.transaction = t.transactionid
+   WHERE l.pid IS NULL AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+     AND ((l.locktype = 'advisory' AND l.classid = 1178946115::oid AND l.objid = p_key::oid AND l.objsubid = 2)
+       OR (p_writes AND l.locktype = 'relation'
+           AND l.mode IN ('RowExclusiveLock', 'ShareRowExclusiveLock', 'ExclusiveLock', 'AccessExclusiveLock')
+           AND l.relation IN (SELECT p.tbl::oid FROM fencing.protected_table p WHERE p.resource = p_resource)))
+$fn$;
+
+-- Terminates one backend of an older term for an advance; returns 1 when signalled.
+CREATE OR REPLACE FUNCTION fencing.terminate_backend(p_pid integer, p_resource text, p_term bigint)
+RETURNS integer
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+BEGIN
+  RETURN CASE WHEN pg_terminate_backend(p_pid) THEN 1 ELSE 0 END;
+EXCEPTION WHEN insufficient_privilege THEN
+  RAISE EXCEPTION USING ERRCODE = 'FL005',
+    MESSAGE = format('fencing: cannot advance %s to term %s: not allowed to terminate backend %s of an older term (%s)', p_resource, p_term, p_pid, SQLERRM),
+    HINT = 'The owner of the fencing functions must be a superuser or a member of pg_signal_backend and pg_read_all_stats (and the application roles must not be superusers).';
+END
+$fn$;
+
+-- The one implementation of entering. Returns p_term when accepted (advancing the mark if p_term is newer), or the
+-- higher accepted term when stale (nothing changed: the caller rejects and audits). p_may_advance = false: the term
+-- may enter at the current mark but not move it (a fencing.term that fencing.resource does not scope to this resource).
+CREATE OR REPLACE FUNCTION fencing.enter_at(p_resource text, p_term bigint, p_leader_id text, p_transaction_scoped boolean,
+                                            p_may_advance boolean DEFAULT true, p_table text DEFAULT NULL,
+                                            p_operation text DEFAULT 'ENTER')
 RETURNS bigint
 LANGUAGE plpgsql
 VOLATILE
@@ -63,16 +296,11 @@ DECLARE
   c_ns       constant integer := 1178946115;
   v_key      bigint;
   v_mark     bigint;
-  v_holder   text;                          -- leader_id recorded with the mark
-  v_guc      text;
+  v_holder   text;
   v_entered  bigint;
   v_holding  boolean;
+  v_jump     bigint;
   v_strict   boolean := current_setting('transaction_isolation') <> 'read committed';
-  v_timeout  interval;
-  v_deadline timestamptz;
-  v_db       oid;
-  v_pid      integer;
-  v_killed   integer := 0;
 BEGIN
   PERFORM fencing.check_resource_name(p_resource);
   IF p_term IS NULL OR p_term <= 0 THEN
@@ -83,125 +311,112 @@ BEGIN
     RAISE EXCEPTION USING ERRCODE = 'FL003',
       MESSAGE = format('fencing: leader_id is %s characters long, at most 200 are allowed', length(p_leader_id));
   END IF;
-
   SELECT lock_key INTO v_key FROM fencing.high_water_mark WHERE resource = p_resource;
   IF NOT FOUND THEN
     RAISE EXCEPTION USING ERRCODE = 'FL004',
       MESSAGE = format('fencing: unknown resource %s; register it first with SELECT fencing.register_resource(%L)', p_resource, p_resource);
   END IF;
-  v_guc := 'fencing.entered_' || v_key;
-  v_entered := nullif(current_setting(v_guc, true), '')::bigint;
 
-  IF v_entered IS NOT NULL THEN
-    -- This session holds the shared lock and was validated at v_entered; while it lives, mark = v_entered.
-    IF v_entered = p_term THEN
-      RETURN p_term;
-    ELSIF v_entered > p_term THEN
-      RETURN v_entered;                       -- stale: the caller rejects and audits
-    END IF;
-    v_holding := true;                        -- p_term is newer: advance below, keeping our (non-conflicting) lock
-  ELSE
-    -- Not entered. A shared lock may still be held from a rolled-back entry; never take a second one.
-    v_holding := EXISTS (SELECT 1 FROM pg_locks l
-                          WHERE l.locktype = 'advisory' AND l.pid = pg_backend_pid() AND l.classid = c_ns::oid
-                            AND l.objid = v_key::oid AND l.objsubid = 2 AND l.mode = 'ShareLock' AND l.granted);
+  -- Entered already (either scope): while this backend lives, the mark equals that term.
+  v_entered := nullif(current_setting('fencing.entered_' || v_key, true), '')::bigint;
+  IF v_entered = p_term THEN
+    RETURN p_term;
+  ELSIF v_entered > p_term THEN
+    RETURN v_entered;                                                  -- stale
   END IF;
 
-  v_timeout := coalesce((SELECT value::interval FROM fencing.settings WHERE name = 'advance_timeout'), interval '5 seconds');
-  v_deadline := clock_timestamp() + v_timeout;
-  SELECT oid INTO v_db FROM pg_database WHERE datname = current_database();
-
-  <<attempt>>
-  LOOP
-    IF v_entered IS NULL THEN
+  IF v_entered IS NULL THEN
+    IF p_transaction_scoped THEN
+      PERFORM pg_advisory_xact_lock_shared(c_ns, v_key::integer);   -- held until the transaction ends, whatever happens
+      v_holding := true;
+    ELSE
+      v_holding := fencing.holds_share(v_key);
       IF NOT v_holding THEN
         -- Blocks while an advance holds the exclusive lock; granted only after that advance's commit is visible.
         PERFORM pg_advisory_lock_shared(c_ns, v_key::integer);
       END IF;
-      -- A new statement: under READ COMMITTED a fresh snapshot, taken after the lock was granted.
-      IF v_strict THEN
-        -- REPEATABLE READ / SERIALIZABLE: an advance committed after our snapshot raises a serialization failure.
-        SELECT highest_accepted, leader_id INTO v_mark, v_holder FROM fencing.high_water_mark WHERE resource = p_resource FOR SHARE;
-      ELSE
-        SELECT highest_accepted, leader_id INTO v_mark, v_holder FROM fencing.high_water_mark WHERE resource = p_resource;
-      END IF;
-      IF v_mark = p_term THEN
-        IF v_holder IS DISTINCT FROM p_leader_id AND v_holder IS NOT NULL AND p_leader_id IS NOT NULL THEN
-          IF NOT v_holding THEN
-            PERFORM pg_advisory_unlock_shared(c_ns, v_key::integer);   -- a session lock survives the abort below
-          END IF;
-          PERFORM fencing.reject_term_conflict(p_resource, p_term, p_leader_id, v_holder);
-        END IF;
-        PERFORM set_config(v_guc, p_term::text, false);
-        RETURN p_term;
-      END IF;
-      IF NOT v_holding THEN
-        -- Give the lock back: the setting is empty, so nothing claims it (and an advancer must not wait for us).
-        PERFORM pg_advisory_unlock_shared(c_ns, v_key::integer);
-      END IF;
-      IF v_mark > p_term THEN
-        RETURN v_mark;                        -- stale
-      END IF;
     END IF;
+    -- A new statement: under READ COMMITTED a fresh snapshot, taken after the lock was granted. Session scope locks
+    -- the row until this transaction ends (an advance waits for it); REPEATABLE READ / SERIALIZABLE turn an advance
+    -- committed after the snapshot into a serialization failure.
+    IF v_strict OR NOT p_transaction_scoped THEN
+      SELECT highest_accepted, leader_id INTO v_mark, v_holder FROM fencing.high_water_mark WHERE resource = p_resource FOR SHARE;
+    ELSE
+      SELECT highest_accepted, leader_id INTO v_mark, v_holder FROM fencing.high_water_mark WHERE resource = p_resource;
+    END IF;
+    IF v_mark = p_term THEN
+      IF v_holder IS DISTINCT FROM p_leader_id AND v_holder IS NOT NULL AND p_leader_id IS NOT NULL THEN
+        IF NOT p_transaction_scoped AND NOT v_holding THEN
+          PERFORM pg_advisory_unlock_shared(c_ns, v_key::integer);   -- a session lock survives the abort below
+        END IF;
+        PERFORM fencing.reject_term_conflict(p_resource, p_term, p_leader_id, v_holder, p_table, p_operation);
+      END IF;
+      PERFORM fencing.mark_entered(p_resource, v_key, p_term, p_transaction_scoped);
+      RETURN p_term;
+    END IF;
+    IF NOT p_transaction_scoped AND NOT v_holding THEN
+      -- Give the session lock back: nothing is entered, so nothing claims it (and an advancer must not wait for us).
+      PERFORM pg_advisory_unlock_shared(c_ns, v_key::integer);
+    END IF;
+    IF v_mark > p_term THEN
+      RETURN v_mark;                                                   -- stale
+    END IF;
+  ELSE
+    SELECT highest_accepted INTO v_mark FROM fencing.high_water_mark WHERE resource = p_resource;
+  END IF;
 
-    -- ADVANCE to p_term: take the exclusive transaction lock, terminating every other session entered before.
-    LOOP
-      IF pg_try_advisory_xact_lock(c_ns, v_key::integer) THEN
-        -- No other session is entered now. Re-read: another advance may have committed meanwhile.
-        SELECT highest_accepted, leader_id INTO v_mark, v_holder FROM fencing.high_water_mark WHERE resource = p_resource FOR UPDATE;
-        IF v_mark > p_term THEN
-          RETURN v_mark;                      -- stale after all (only possible when we were not entered)
-        END IF;
-        IF v_mark = p_term AND v_holder IS DISTINCT FROM p_leader_id AND v_holder IS NOT NULL AND p_leader_id IS NOT NULL THEN
-          PERFORM fencing.reject_term_conflict(p_resource, p_term, p_leader_id, v_holder);   -- xact lock: released by the abort
-        END IF;
-        IF v_mark < p_term THEN
-          UPDATE fencing.high_water_mark
-             SET highest_accepted = p_term, leader_id = p_leader_id, updated_at = clock_timestamp()
-           WHERE resource = p_resource;
-          INSERT INTO fencing.term_history (resource, term, previous_term, leader_id, terminated_sessions, application_name)
-          VALUES (p_resource, p_term, v_mark, p_leader_id, v_killed, current_setting('application_name'));
-        END IF;
-        IF NOT v_holding THEN
-          PERFORM pg_advisory_lock_shared(c_ns, v_key::integer);  -- we hold the exclusive one: granted at once
-        END IF;
-        PERFORM set_config(v_guc, p_term::text, false);
-        RETURN p_term;
-      END IF;
-      IF clock_timestamp() >= v_deadline THEN
-        RAISE EXCEPTION USING ERRCODE = 'FL005',
-          MESSAGE = format('fencing: cannot advance %s to term %s: sessions of older terms still hold the fence after advance_timeout %s', p_resource, p_term, v_timeout),
-          HINT = 'See fencing.entered_sessions; raise fencing.settings advance_timeout if backends need longer to exit.';
-      END IF;
-      -- While another advance is in flight (it holds the exclusive lock), wait for it instead of interfering.
-      IF NOT EXISTS (SELECT 1 FROM pg_locks l
-                      WHERE l.locktype = 'advisory' AND l.database = v_db AND l.classid = c_ns::oid AND l.objid = v_key::oid
-                        AND l.objsubid = 2 AND l.mode = 'ExclusiveLock' AND l.granted AND l.pid <> pg_backend_pid()) THEN
-        IF v_entered IS NULL
-           AND (SELECT highest_accepted FROM fencing.high_water_mark WHERE resource = p_resource) >= p_term THEN
-          CONTINUE attempt;                   -- someone else advanced (to our term or beyond): enter normally
-        END IF;
-        FOR v_pid IN
-          SELECT l.pid FROM pg_locks l
-           WHERE l.locktype = 'advisory' AND l.database = v_db AND l.classid = c_ns::oid AND l.objid = v_key::oid
-             AND l.objsubid = 2 AND l.mode = 'ShareLock' AND l.granted AND l.pid <> pg_backend_pid()
-        LOOP
-          BEGIN
-            IF pg_terminate_backend(v_pid) THEN
-              v_killed := v_killed + 1;
-            END IF;
-          EXCEPTION WHEN insufficient_privilege THEN
-            RAISE EXCEPTION USING ERRCODE = 'FL005',
-              MESSAGE = format('fencing: cannot advance %s to term %s: not allowed to terminate backend %s of an older term (%s)', p_resource, p_term, v_pid, SQLERRM),
-              HINT = 'The owner of fencing.enter() must be a superuser or a member of pg_signal_backend (and the application roles must not be superusers).';
-          END;
-        END LOOP;
-      END IF;
-      PERFORM pg_sleep(0.005);
-    END LOOP;
-  END LOOP;
+  -- p_term is newer than the mark.
+  IF NOT p_may_advance THEN
+    PERFORM fencing.reject('FL010', 'unscoped_term', p_resource, p_term, p_leader_id, p_table, p_operation,
+      format('fencing: fencing.term %s would advance resource %s from %s, but fencing.resource does not name it; a transaction''s term applies to one resource',
+             p_term, p_resource, v_mark),
+      format('SET LOCAL fencing.resource = %L in the transaction (or call fencing.enter(%L, %s, <leader>)) to advance it.', p_resource, p_resource, p_term));
+  END IF;
+  v_jump := coalesce((SELECT value::bigint FROM fencing.settings WHERE name = 'max_term_jump'), 1000000);
+  IF p_term - v_mark > v_jump THEN
+    PERFORM fencing.reject('FL009', 'term_jump', p_resource, p_term, p_leader_id, p_table, p_operation,
+      format('fencing: term %s for resource %s is %s above the highest accepted term %s; max_term_jump is %s', p_term, p_resource, p_term - v_mark, v_mark, v_jump),
+      'Terms from the election move by small steps. If this jump is intended, an administrator raises fencing.settings max_term_jump.');
+  END IF;
+  v_mark := fencing.advance(p_resource, v_key, p_term, p_leader_id, p_table, p_operation);
+  IF v_mark = p_term THEN
+    PERFORM fencing.mark_entered(p_resource, v_key, p_term, p_transaction_scoped);
+    IF NOT p_transaction_scoped AND NOT fencing.holds_share(v_key) THEN
+      PERFORM pg_advisory_lock_shared(c_ns, v_key::integer);       -- we hold the exclusive one: granted at once
+    END IF;
+  END IF;
+  RETURN v_mark;
 END
 $fn$;
-COMMENT ON FUNCTION fencing.enter(text, bigint, text) IS
-  'Enters this session for the resource at the term. Returns the term when accepted (advancing the mark if the term is newer), or the higher accepted term when stale (nothing changed: the caller rejects and audits). Raises FL003 (bad input), FL004 (unknown resource), FL005 (advance timed out).';
 
+CREATE OR REPLACE FUNCTION fencing.enter(p_resource text, p_term bigint, p_leader_id text DEFAULT NULL)
+RETURNS bigint
+LANGUAGE sql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$ SELECT fencing.enter_at(p_resource, p_term, p_leader_id, false) $fn$;
+COMMENT ON FUNCTION fencing.enter(text, bigint, text) IS
+  'Enters this session (until it ends) for the resource at the term. Returns the term when accepted (advancing the mark if the term is newer), or the higher accepted term when stale (nothing changed: the caller rejects and audits). Raises FL003 (bad input), FL004 (unknown resource), FL005 (advance timed out), FL009 (term jump too large). Not behind a transaction pooler: use enter_transaction there.';
+
+CREATE OR REPLACE FUNCTION fencing.enter_transaction(p_resource text, p_term bigint, p_leader_id text DEFAULT NULL)
+RETURNS bigint
+LANGUAGE sql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$ SELECT fencing.enter_at(p_resource, p_term, p_leader_id, true) $fn$;
+COMMENT ON FUNCTION fencing.enter_transaction(text, bigint, text) IS
+  'Enters this transaction only (nothing is left on the session afterwards: safe behind PgBouncer transaction pooling). Same results and errors as fencing.enter().';
+
+REVOKE EXECUTE ON FUNCTION fencing.rejection_detail(text, bigint, bigint, boolean, text),
+  fencing.reject(text, text, text, bigint, text, text, text, text, text),
+  fencing.reject_term_conflict(text, bigint, text, text, text, text),
+  fencing.holds_share(bigint),
+  fencing.mark_entered(text, bigint, bigint, boolean),
+  fencing.advance(text, bigint, bigint, text, text, text),
+  fencing.terminate_backend(integer, text, bigint),
+  fencing.prepared_holding(text, bigint, boolean),
+  fencing.enter_at(text, bigint, text, boolean, boolean, text, text),
+  fencing.enter_transaction(text, bigint, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fencing.enter_transaction(text, bigint, text) TO fencing_app;

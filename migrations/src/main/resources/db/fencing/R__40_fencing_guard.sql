@@ -2,54 +2,73 @@
 -- Repeatable migration: the one current definition of these functions. Flyway re-applies it whenever it changes
 -- (after every versioned migration), so edit the function here, never in an applied V migration.
 
--- The slow path of the guard: break-glass, explicit fencing.term, or rejection. Runs as the invoker, so the
--- EXECUTE grants on enter() decide who may advance a mark.
+-- The slow path of the guard: break-glass, the transaction's fencing.term, or rejection. Every rejection is audited
+-- once (fencing.reject). SECURITY DEFINER, so that writes reaching a protected table through a foreign-key cascade
+-- (which runs as the table's owner) are decided like any other; who may do what is decided by the SESSION user (the
+-- login that asked for the write), never by current_user.
+--
+-- The transaction's term: fencing.term, for the resource named by fencing.resource. With fencing.resource naming
+-- another resource, fencing.term does not apply here. Without fencing.resource, fencing.term may enter a resource at
+-- its current mark but never advance it (FL010): one setting must not move the marks of every resource the
+-- transaction touches. Entering here is transaction-scoped: nothing is left on the session for a later transaction
+-- (or, behind a pooler, a later client).
 CREATE OR REPLACE FUNCTION fencing.guard_slow(p_resource text, p_schema name, p_table name, p_operation text, p_offered text)
 RETURNS void
 LANGUAGE plpgsql
+SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
   v_table   text := format('%I.%I', p_schema, p_table);
   v_break   text := nullif(btrim(current_setting('fencing.break_glass', true)), '');
   v_leader  text := nullif(current_setting('fencing.leader_id', true), '');
+  v_scope   text := nullif(btrim(current_setting('fencing.resource', true)), '');
+  v_entered text;
   v_term    bigint;
   v_mark    bigint;
-  v_audited boolean;
 BEGIN
   IF v_break IS NOT NULL THEN
-    IF NOT pg_has_role(current_user, 'fencing_break_glass', 'MEMBER') THEN
-      RAISE EXCEPTION USING ERRCODE = 'FL007',
-        MESSAGE = format('fencing: break-glass write to %s refused: role %s is not a member of fencing_break_glass', v_table, current_user);
+    IF NOT pg_has_role(session_user, 'fencing_break_glass', 'MEMBER') THEN
+      PERFORM fencing.reject('FL007', 'break_glass_refused', p_resource, NULL, v_leader, v_table, p_operation,
+        format('fencing: break-glass write to %s refused: session user %s is not a member of fencing_break_glass', v_table, session_user));
     END IF;
-    PERFORM fencing.log_break_glass(p_resource, v_table, p_operation, v_break, current_user);
+    PERFORM fencing.log_break_glass(p_resource, v_table, p_operation, v_break, session_user);
     RETURN;
   END IF;
 
+  IF v_scope IS NOT NULL AND v_scope <> p_resource THEN
+    p_offered := NULL;                           -- the transaction's term belongs to another resource
+  END IF;
   IF p_offered IS NULL OR btrim(p_offered) = '' THEN
-    v_audited := fencing.audit_autonomously(p_resource, NULL, v_leader, v_table, p_operation, 'no_term');
+    v_entered := (SELECT nullif(current_setting('fencing.entered_' || m.lock_key, true), '')
+                    FROM fencing.high_water_mark m WHERE m.resource = p_resource);
+    IF v_entered IS NOT NULL THEN
+      RETURN;                                    -- entered at the current term, and no term of its own for this resource
+    END IF;
     SELECT highest_accepted INTO v_mark FROM fencing.high_water_mark WHERE resource = p_resource;
-    RAISE EXCEPTION USING ERRCODE = 'FL002',
-      MESSAGE = format('fencing: %s on %s rejected: the transaction carries no fencing term for resource %s (highest accepted %s)',
-                       p_operation, v_table, p_resource, coalesce(v_mark::text, 'unknown')),
-      DETAIL = format('resource=%s offered_term= highest_accepted=%s audited=%s table=%s', p_resource, coalesce(v_mark::text, ''), v_audited, v_table),
-      HINT = 'Write through the FencedWriter, or SET LOCAL fencing.term = ''<term>'' in the transaction.';
+    PERFORM fencing.reject('FL002', 'no_term', p_resource, NULL, v_leader, v_table, p_operation,
+      format('fencing: %s on %s rejected: the transaction carries no fencing term for resource %s (highest accepted %s)',
+             p_operation, v_table, p_resource, coalesce(v_mark::text, 'unknown')),
+      format('Write through the FencedWriter, or SET LOCAL fencing.term = ''<term>'' (and fencing.resource = %L) in the transaction.', p_resource));
   END IF;
 
-  BEGIN
-    v_term := btrim(p_offered)::bigint;
-  EXCEPTION WHEN OTHERS THEN
-    RAISE EXCEPTION USING ERRCODE = 'FL003',
-      MESSAGE = format('fencing: %s on %s rejected: fencing.term %s is not a number', p_operation, v_table, quote_literal(left(p_offered, 40)));
-  END;
-  v_mark := fencing.enter(p_resource, v_term, v_leader);
+  IF NOT (CASE WHEN btrim(p_offered) ~ '^[0-9]{1,19}$' THEN btrim(p_offered)::numeric BETWEEN 1 AND 9223372036854775807 ELSE false END) THEN
+    PERFORM fencing.reject('FL003', 'invalid_term', p_resource, NULL, v_leader, v_table, p_operation,
+      format('fencing: %s on %s rejected: fencing.term %s is not a term (a positive bigint, decimal digits only)',
+             p_operation, v_table, quote_literal(left(p_offered, 40))));
+  END IF;
+  v_term := btrim(p_offered)::bigint;
+  IF NOT pg_has_role(session_user, 'fencing_app', 'MEMBER') THEN
+    PERFORM fencing.reject('42501', 'not_allowed', p_resource, v_term, v_leader, v_table, p_operation,
+      format('fencing: %s on %s rejected: session user %s is not a member of fencing_app, so it cannot write with a fencing term',
+             p_operation, v_table, session_user));
+  END IF;
+  v_mark := fencing.enter_at(p_resource, v_term, v_leader, true, v_scope IS NOT NULL AND v_scope = p_resource, v_table, p_operation);
   IF v_mark = v_term THEN
     RETURN;
   END IF;
-  v_audited := fencing.audit_autonomously(p_resource, v_term, v_leader, v_table, p_operation, 'stale_term');
-  RAISE EXCEPTION USING ERRCODE = 'FL001',
-    MESSAGE = format('fencing: stale term %s for resource %s rejected on %s (highest accepted %s)', v_term, p_resource, v_table, v_mark),
-    DETAIL = format('resource=%s offered_term=%s highest_accepted=%s audited=%s table=%s', p_resource, v_term, v_mark, v_audited, v_table);
+  PERFORM fencing.reject('FL001', 'stale_term', p_resource, v_term, v_leader, v_table, p_operation,
+    format('fencing: stale term %s for resource %s rejected on %s (highest accepted %s)', v_term, p_resource, v_table, v_mark));
 END
 $fn$;
 
