@@ -1,0 +1,358 @@
+package dev.fenceline.fencing;
+
+import static dev.fenceline.fencing.AdversaryRole.backendAlive;
+import static dev.fenceline.fencing.AdversaryRole.backendPid;
+import static dev.fenceline.fencing.AdversaryRole.execute;
+import static dev.fenceline.fencing.AdversaryRole.inTransaction;
+import static dev.fenceline.fencing.AdversaryRole.mark;
+import static dev.fenceline.fencing.AdversaryRole.query;
+import static dev.fenceline.fencing.AdversaryRole.sqlState;
+import static dev.fenceline.fencing.Fixtures.count;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
+
+import dev.fenceline.testkit.TestDatabase;
+import dev.fenceline.testkit.junit.PostgresExtension;
+import java.sql.Connection;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * The guard's side of "the fence holds against every writer": writes by an ordinary {@code fencing_app} role straight
+ * into partitions and inheritance children, terms beyond max_term_jump, a term meant for one resource used on
+ * another, and transaction-scoped entering that must leave nothing on the session. Runs against both implementations
+ * of {@code fencing.guard()} ({@link EveryWriterPlpgsqlIT}, {@link EveryWriterNativeIT}), which must decide alike.
+ *
+ * <p>Every attempt runs on a fresh connection of the {@link AdversaryRole}, so no test leans on a session entered by
+ * an earlier statement. Assertions are on committed rows, marks, the audit and SQLSTATEs; nothing sleeps.
+ */
+@ExtendWith(PostgresExtension.class)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+abstract class EveryWriterContract {
+    private TestDatabase db;
+    private AdversaryRole adversary;
+
+    /** Switches {@code fencing.guard()} of the freshly migrated database; returns the expected implementation name. */
+    abstract String useGuard(TestDatabase db);
+
+    @BeforeAll
+    void setUp(TestDatabase db) {
+        this.db = db;
+        Fixtures.migrate(db);
+        String implementation = useGuard(db);
+        assertThat(Fixtures.text(db, "SELECT fencing.guard_implementation()")).isEqualTo(implementation);
+        Fixtures.sql(db, "UPDATE fencing.settings SET value = '1s' WHERE name = 'advance_timeout'");
+        adversary = AdversaryRole.create(db);
+
+        // A partitioned table with leaf partitions and a sub-partitioned one, all existing when it is protected. Each
+        // test writes rows (or a partition) of its own, so a write that wrongly commits cannot skew another test.
+        Fixtures.sql(db,
+                "CREATE TABLE part_ledger (region int NOT NULL, id bigint NOT NULL, note text, PRIMARY KEY (region, id))"
+                        + " PARTITION BY LIST (region)",
+                "CREATE TABLE part_ledger_r1 PARTITION OF part_ledger FOR VALUES IN (1)",
+                "CREATE TABLE part_ledger_r2 PARTITION OF part_ledger FOR VALUES IN (2)",
+                "CREATE TABLE part_ledger_r3 PARTITION OF part_ledger FOR VALUES IN (3) PARTITION BY RANGE (id)",
+                "CREATE TABLE part_ledger_r3_low PARTITION OF part_ledger_r3 FOR VALUES FROM (MINVALUE) TO (1000000)",
+                "CREATE TABLE part_ledger_r7 PARTITION OF part_ledger FOR VALUES IN (7)",
+                "INSERT INTO part_ledger (region, id, note) SELECT r, g, 'initial' FROM unnest(ARRAY[1, 2, 3, 7]) r,"
+                        + " generate_series(1, 3) g",
+                "SELECT fencing.protect_table('part_ledger', 'part')",
+                "SELECT fencing.enter('part', 5, 'leader-5')");
+        adversary.grantWrites("part_ledger", "part_ledger_r1", "part_ledger_r2", "part_ledger_r3", "part_ledger_r3_low",
+                "part_ledger_r7");
+
+        // A plain table with an inheritance child existing when it is protected.
+        Fixtures.sql(db,
+                "CREATE TABLE inh_ledger (id bigint PRIMARY KEY, note text)",
+                "CREATE TABLE inh_ledger_child () INHERITS (inh_ledger)",
+                "INSERT INTO inh_ledger_child (id, note) SELECT g, 'initial' FROM generate_series(1, 3) g",
+                "SELECT fencing.protect_table('inh_ledger', 'inh')",
+                "SELECT fencing.enter('inh', 5, 'leader-5')");
+        adversary.grantWrites("inh_ledger", "inh_ledger_child");
+    }
+
+    @AfterEach
+    void rollBackPreparedTransactions() {
+        AdversaryRole.rollbackPreparedTransactions(db);
+    }
+
+    @AfterAll
+    void dropAdversary() {
+        if (adversary != null) {
+            adversary.close();
+        }
+    }
+
+    /** Runs the statements as one transaction of a fresh adversary connection and returns what it threw (or null). */
+    private Throwable attempt(String... statements) throws Exception {
+        try (Connection c = adversary.connect("adversary")) {
+            return catchThrowable(() -> inTransaction(c, statements));
+        }
+    }
+
+    private void assertRejected(String sqlState, String what, String... statements) throws Exception {
+        Throwable t = attempt(statements);
+        assertThat(sqlState(t)).as("%s (error: %s)", what, t).isEqualTo(sqlState);
+    }
+
+    private long rows(String sql) {
+        return count(db, sql);
+    }
+
+    // ---- partitions and inheritance ------------------------------------------------------------------------------
+
+    @Test
+    void termlessInsertUpdateDeleteStraightIntoAnExistingPartitionAreRejectedWithFL002() throws Exception {
+        assertRejected("FL002", "term-less INSERT into partition part_ledger_r1",
+                "INSERT INTO part_ledger_r1 (region, id, note) VALUES (1, 100, 'no term')");
+        assertRejected("FL002", "term-less UPDATE of partition part_ledger_r1",
+                "UPDATE part_ledger_r1 SET note = 'no term' WHERE id = 1");
+        assertRejected("FL002", "term-less DELETE from partition part_ledger_r1",
+                "DELETE FROM part_ledger_r1 WHERE id = 2");
+        assertThat(rows("SELECT count(*) FROM part_ledger_r1")).isEqualTo(3);
+        assertThat(rows("SELECT count(*) FROM part_ledger_r1 WHERE note <> 'initial'")).isZero();
+    }
+
+    @Test
+    void staleTermStraightIntoAPartitionIsRejectedWithFL001() throws Exception {
+        assertRejected("FL001", "UPDATE of partition part_ledger_r2 at stale term 4 (mark 5)",
+                "SET LOCAL fencing.term = '4'", "UPDATE part_ledger_r2 SET note = 'stale' WHERE id = 1");
+        assertThat(rows("SELECT count(*) FROM part_ledger_r2 WHERE note = 'stale'")).isZero();
+        assertThat(mark(db, "part")).isEqualTo(5);
+    }
+
+    @Test
+    void truncateOfAPartitionWithoutATermIsRejected() throws Exception {
+        assertRejected("FL002", "term-less TRUNCATE of partition part_ledger_r7", "TRUNCATE part_ledger_r7");
+        assertThat(rows("SELECT count(*) FROM part_ledger_r7")).isEqualTo(3);
+    }
+
+    @Test
+    void subPartitionExistingAtProtectTimeIsProtected() throws Exception {
+        assertRejected("FL002", "term-less INSERT into sub-partition part_ledger_r3_low",
+                "INSERT INTO part_ledger_r3_low (region, id, note) VALUES (3, 100, 'no term')");
+        assertRejected("FL002", "term-less UPDATE of sub-partition part_ledger_r3_low",
+                "UPDATE part_ledger_r3_low SET note = 'no term' WHERE id = 1");
+        assertThat(rows("SELECT count(*) FROM part_ledger_r3_low WHERE note <> 'initial' OR id = 100")).isZero();
+    }
+
+    @Test
+    void partitionCreatedLaterIsProtected() throws Exception {
+        Fixtures.sql(db, "CREATE TABLE part_ledger_r4 PARTITION OF part_ledger FOR VALUES IN (4)");
+        adversary.grantWrites("part_ledger_r4");
+        assertRejected("FL002", "term-less INSERT into partition part_ledger_r4 created after protect_table",
+                "INSERT INTO part_ledger_r4 (region, id, note) VALUES (4, 1, 'no term')");
+        assertThat(rows("SELECT count(*) FROM part_ledger_r4")).isZero();
+        assertThat(rows("SELECT count(*) FROM fencing.protected_table WHERE tbl = 'part_ledger_r4'::regclass"
+                + " AND resource = 'part' AND parent = 'part_ledger'::regclass")).isEqualTo(1);
+    }
+
+    @Test
+    void tableAttachedLaterAsAPartitionIsProtected() throws Exception {
+        Fixtures.sql(db, "CREATE TABLE part_ledger_r5 (LIKE part_ledger)",
+                "ALTER TABLE part_ledger ATTACH PARTITION part_ledger_r5 FOR VALUES IN (5)");
+        adversary.grantWrites("part_ledger_r5");
+        assertRejected("FL002", "term-less INSERT into part_ledger_r5 attached after protect_table",
+                "INSERT INTO part_ledger_r5 (region, id, note) VALUES (5, 1, 'no term')");
+        assertThat(rows("SELECT count(*) FROM part_ledger_r5")).isZero();
+    }
+
+    @Test
+    void subPartitionCreatedLaterIsProtected() throws Exception {
+        Fixtures.sql(db, "CREATE TABLE part_ledger_r3_high PARTITION OF part_ledger_r3 FOR VALUES FROM (1000000) TO (MAXVALUE)");
+        adversary.grantWrites("part_ledger_r3_high");
+        assertRejected("FL002", "term-less INSERT into sub-partition part_ledger_r3_high created after protect_table",
+                "INSERT INTO part_ledger_r3_high (region, id, note) VALUES (3, 2000000, 'no term')");
+        assertThat(rows("SELECT count(*) FROM part_ledger_r3_high")).isZero();
+    }
+
+    @Test
+    void inheritanceChildExistingAtProtectTimeIsProtected() throws Exception {
+        assertRejected("FL002", "term-less UPDATE of inheritance child inh_ledger_child",
+                "UPDATE inh_ledger_child SET note = 'no term' WHERE id = 1");
+        assertRejected("FL002", "term-less INSERT into inheritance child inh_ledger_child",
+                "INSERT INTO inh_ledger_child (id, note) VALUES (100, 'no term')");
+        assertThat(rows("SELECT count(*) FROM inh_ledger_child WHERE note <> 'initial' OR id = 100")).isZero();
+    }
+
+    @Test
+    void inheritanceChildCreatedLaterIsProtected() throws Exception {
+        Fixtures.sql(db, "CREATE TABLE inh_ledger_late () INHERITS (inh_ledger)");
+        adversary.grantWrites("inh_ledger_late");
+        assertRejected("FL002", "term-less INSERT into inheritance child inh_ledger_late created after protect_table",
+                "INSERT INTO inh_ledger_late (id, note) VALUES (1, 'no term')");
+        assertThat(rows("SELECT count(*) FROM inh_ledger_late")).isZero();
+    }
+
+    @Test
+    void protectedTableListsEveryDescendantWithTheTableItInheritsProtectionFrom() {
+        for (String partition : new String[] {"part_ledger_r1", "part_ledger_r2", "part_ledger_r3", "part_ledger_r7"}) {
+            assertThat(rows("SELECT count(*) FROM fencing.protected_table WHERE tbl = '" + partition + "'::regclass"
+                    + " AND resource = 'part' AND parent = 'part_ledger'::regclass")).as(partition).isEqualTo(1);
+        }
+        // The sub-partition inherits protection from its own parent or from the protected root; both are sound.
+        assertThat(rows("SELECT count(*) FROM fencing.protected_table WHERE tbl = 'part_ledger_r3_low'::regclass"
+                + " AND resource = 'part' AND parent IN ('part_ledger_r3'::regclass, 'part_ledger'::regclass)"))
+                .as("part_ledger_r3_low").isEqualTo(1);
+        assertThat(rows("SELECT count(*) FROM fencing.protected_table WHERE tbl = 'inh_ledger_child'::regclass"
+                + " AND resource = 'inh' AND parent = 'inh_ledger'::regclass")).as("inh_ledger_child").isEqualTo(1);
+        assertThat(rows("SELECT count(*) FROM fencing.protected_table WHERE tbl IN ('part_ledger'::regclass,"
+                + " 'inh_ledger'::regclass) AND parent IS NULL")).as("the protected roots").isEqualTo(2);
+    }
+
+    @Test
+    void writeWithTheCurrentTermThroughTheParentStillWorks() throws Exception {
+        try (Connection c = adversary.connect("current-leader")) {
+            inTransaction(c, "SET LOCAL fencing.term = '5'",
+                    "INSERT INTO part_ledger (region, id, note) VALUES (1, 200, 'current')",
+                    "UPDATE part_ledger SET note = 'current' WHERE region = 2 AND id = 3",
+                    "UPDATE inh_ledger SET note = 'current' WHERE id = 3");
+        }
+        assertThat(rows("SELECT count(*) FROM part_ledger_r1 WHERE id = 200 AND note = 'current'")).isEqualTo(1);
+        assertThat(rows("SELECT count(*) FROM part_ledger_r2 WHERE id = 3 AND note = 'current'")).isEqualTo(1);
+        assertThat(rows("SELECT count(*) FROM inh_ledger_child WHERE id = 3 AND note = 'current'")).isEqualTo(1);
+    }
+
+    @Test
+    void droppingAProtectedPartitionRemovesItsProtectedTableRow() {
+        Fixtures.sql(db, "CREATE TABLE part_ledger_r6 PARTITION OF part_ledger FOR VALUES IN (6)");
+        long oid = count(db, "SELECT 'part_ledger_r6'::regclass::oid");
+        assertThat(rows("SELECT count(*) FROM fencing.protected_table WHERE tbl::oid = " + oid))
+                .as("protected_table rows of the new partition").isEqualTo(1);
+        Fixtures.sql(db, "DROP TABLE part_ledger_r6");
+        assertThat(rows("SELECT count(*) FROM fencing.protected_table WHERE tbl::oid = " + oid))
+                .as("protected_table rows of the dropped partition").isZero();
+    }
+
+    @Test
+    void droppingAProtectedTableRemovesItsProtectedTableRow() {
+        Fixtures.sql(db, "CREATE TABLE dropped_ledger (id bigint PRIMARY KEY)",
+                "SELECT fencing.protect_table('dropped_ledger', 'dropped')");
+        long oid = count(db, "SELECT 'dropped_ledger'::regclass::oid");
+        Fixtures.sql(db, "DROP TABLE dropped_ledger");
+        assertThat(rows("SELECT count(*) FROM fencing.protected_table WHERE tbl::oid = " + oid))
+                .as("protected_table rows of the dropped table").isZero();
+    }
+
+    // ---- R2: a raw term beyond max_term_jump ---------------------------------------------------------------------
+
+    @Test
+    void rawWriteWithATermBeyondMaxTermJumpIsRejectedWithFL009AndAudited() throws Exception {
+        adversary.protectedTable("jump_raw", "jump-raw", 5, "a");
+        assertRejected("FL009", "raw UPDATE at term 2^63-1 over mark 5",
+                "SET LOCAL fencing.resource = 'jump-raw'", "SET LOCAL fencing.term = '9223372036854775807'",
+                "UPDATE jump_raw SET note = 'max term' WHERE id = 1");
+        assertThat(mark(db, "jump-raw")).isEqualTo(5);
+        assertThat(rows("SELECT count(*) FROM jump_raw WHERE note = 'max term'")).isZero();
+        assertThat(rows("SELECT count(*) FROM fencing.rejected_write WHERE resource = 'jump-raw' AND reason = 'term_jump'"
+                + " AND offered_term = 9223372036854775807")).isEqualTo(1);
+    }
+
+    // ---- R3: a term applies to one resource ----------------------------------------------------------------------
+
+    @Test
+    void termWithoutAResourceScopeCannotAdvanceASecondResourceAndItsLeaderStaysEntered() throws Exception {
+        adversary.protectedTable("scope_one", "scope-one", 5, "leader-one");
+        adversary.protectedTable("scope_two", "scope-two", 3, "leader-two");
+        try (Connection leader = adversary.connect("leader-two")) {
+            long leaderPid = backendPid(leader);
+            assertThat(query(leader, "SELECT fencing.enter('scope-two', 3, 'leader-two')")).isEqualTo("3");
+            assertRejected("FL010", "one transaction at term 5 (no fencing.resource) writing scope-one (mark 5), then"
+                            + " scope-two (mark 3)",
+                    "SET LOCAL fencing.term = '5'",
+                    "UPDATE scope_one SET note = 'unscoped' WHERE id = 1",
+                    "UPDATE scope_two SET note = 'unscoped' WHERE id = 1");
+            assertThat(mark(db, "scope-two")).isEqualTo(3);
+            assertThat(backendAlive(db, leaderPid)).as("the scope-two leader's session").isTrue();
+            execute(leader, "UPDATE scope_two SET note = 'leader' WHERE id = 2");
+        }
+        assertThat(rows("SELECT count(*) FROM scope_one WHERE note = 'unscoped'")).isZero();
+        assertThat(rows("SELECT count(*) FROM scope_two WHERE note = 'unscoped'")).isZero();
+        assertThat(rows("SELECT count(*) FROM scope_two WHERE id = 2 AND note = 'leader'")).isEqualTo(1);
+        assertThat(rows("SELECT count(*) FROM fencing.rejected_write WHERE resource = 'scope-two'"
+                + " AND reason = 'unscoped_term' AND offered_term = 5")).isEqualTo(1);
+    }
+
+    @Test
+    void termScopedToItsResourceAdvancesThatResource() throws Exception {
+        adversary.protectedTable("scoped_two", "scoped-two", 3, "leader-two");
+        try (Connection c = adversary.connect("leader-four")) {
+            inTransaction(c, "SET LOCAL fencing.resource = 'scoped-two'", "SET LOCAL fencing.term = '4'",
+                    "UPDATE scoped_two SET note = 'term 4' WHERE id = 1");
+        }
+        assertThat(mark(db, "scoped-two")).isEqualTo(4);
+        assertThat(rows("SELECT count(*) FROM scoped_two WHERE id = 1 AND note = 'term 4'")).isEqualTo(1);
+    }
+
+    @Test
+    void termScopedToAnotherResourceDoesNotApplyToThisOne() throws Exception {
+        adversary.protectedTable("other_one", "other-one", 5, "leader-one");
+        adversary.protectedTable("other_two", "other-two", 3, "leader-two");
+        assertRejected("FL002", "write to other-two (mark 3) with fencing.resource = other-one, fencing.term = 5",
+                "SET LOCAL fencing.resource = 'other-one'", "SET LOCAL fencing.term = '5'",
+                "UPDATE other_two SET note = 'foreign term' WHERE id = 1");
+        assertThat(mark(db, "other-two")).isEqualTo(3);
+        assertThat(rows("SELECT count(*) FROM other_two WHERE note = 'foreign term'")).isZero();
+    }
+
+    // ---- transaction-scoped entering leaves nothing behind -------------------------------------------------------
+
+    private long fenceLocksOf(long pid) {
+        return rows("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = "
+                + AdversaryRole.FENCE_LOCK_NAMESPACE + "::oid AND pid = " + pid);
+    }
+
+    @Test
+    void enterTransactionLeavesNoEnteredStateAndNoLockOnTheSessionAfterCommit() throws Exception {
+        adversary.protectedTable("xact_enter", "xact-enter", 5, "a");
+        try (Connection c = adversary.connect("pooled-leader")) {
+            long pid = backendPid(c);
+            inTransaction(c, "SELECT fencing.enter_transaction('xact-enter', 5, 'a')",
+                    "UPDATE xact_enter SET note = 'term 5' WHERE id = 1");
+            assertThat(fenceLocksOf(pid)).as("fence advisory locks of the backend after commit").isZero();
+            Throwable next = catchThrowable(() -> inTransaction(c, "UPDATE xact_enter SET note = 'no term' WHERE id = 2"));
+            assertThat(sqlState(next)).as("term-less write in the next transaction of the same session (error: %s)", next)
+                    .isEqualTo("FL002");
+        }
+        assertThat(rows("SELECT count(*) FROM xact_enter WHERE id = 1 AND note = 'term 5'")).isEqualTo(1);
+        assertThat(rows("SELECT count(*) FROM xact_enter WHERE note = 'no term'")).isZero();
+    }
+
+    @Test
+    void rawWriteWithTheCurrentTermLeavesNoEnteredStateAndNoLockOnTheSessionAfterCommit() throws Exception {
+        adversary.protectedTable("raw_enter", "raw-enter", 5, "a");
+        try (Connection c = adversary.connect("raw-writer")) {
+            long pid = backendPid(c);
+            inTransaction(c, "SET LOCAL fencing.term = '5'", "UPDATE raw_enter SET note = 'term 5' WHERE id = 1");
+            assertThat(fenceLocksOf(pid)).as("fence advisory locks of the backend after commit").isZero();
+            Throwable next = catchThrowable(() -> inTransaction(c, "UPDATE raw_enter SET note = 'no term' WHERE id = 2"));
+            assertThat(sqlState(next)).as("term-less write in the next transaction of the same session (error: %s)", next)
+                    .isEqualTo("FL002");
+        }
+        assertThat(rows("SELECT count(*) FROM raw_enter WHERE id = 1 AND note = 'term 5'")).isEqualTo(1);
+        assertThat(rows("SELECT count(*) FROM raw_enter WHERE note = 'no term'")).isZero();
+    }
+
+    @Test
+    void staleEnterTransactionReturnsTheMarkAndItsTransactionCannotWrite() throws Exception {
+        adversary.protectedTable("xact_stale", "xact-stale", 5, "a");
+        try (Connection c = adversary.connect("deposed-pooled-leader")) {
+            c.setAutoCommit(false);
+            try {
+                assertThat(query(c, "SELECT fencing.enter_transaction('xact-stale', 4, 'old')")).isEqualTo("5");
+                Throwable write = catchThrowable(() -> execute(c, "UPDATE xact_stale SET note = 'stale' WHERE id = 1"));
+                assertThat(sqlState(write)).as("write after a stale enter_transaction (error: %s)", write)
+                        .isEqualTo("FL001");
+            } finally {
+                c.rollback();
+                c.setAutoCommit(true);
+            }
+        }
+        assertThat(rows("SELECT count(*) FROM xact_stale WHERE note = 'stale'")).isZero();
+        assertThat(mark(db, "xact-stale")).isEqualTo(5);
+    }
+}
