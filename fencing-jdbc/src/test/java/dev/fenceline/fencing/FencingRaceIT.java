@@ -193,10 +193,12 @@ class FencingRaceIT {
         boolean committing = false;
         try (Connection c = ds.getConnection()) {
             c.setAutoCommit(false);
-            try (PreparedStatement set = c.prepareStatement("SELECT set_config('fencing.term', ?, true)");
+            try (PreparedStatement set = c.prepareStatement(
+                    "SELECT set_config('fencing.term', ?, true), set_config('fencing.resource', ?, true)");
                  PreparedStatement ins = c.prepareStatement("WITH c AS (UPDATE commit_order SET n = n + 1"
                          + " WHERE resource = ? RETURNING n) INSERT INTO " + t + " (term, n, worker) SELECT ?, n, ? FROM c")) {
                 set.setString(1, Long.toString(term));
+                set.setString(2, r);                 // the term is this resource's (it may advance it)
                 set.execute();
                 ins.setString(1, r);
                 ins.setLong(2, term);

@@ -56,7 +56,8 @@ class RetrofitIT {
                 + " FROM legacy_ledger");
         long fileBefore = count(db, "SELECT pg_relation_filenode('legacy_ledger')");
 
-        assertThat(text("SELECT fencing.protect_table('legacy_ledger', 'legacy')")).isEqualTo("protected");
+        assertThat(text("SELECT fencing.protect_table('legacy_ledger', 'legacy')"))
+                .isEqualTo("protected (added column fencing_term bigint)");
 
         assertThat(count(db, "SELECT count(*) FROM legacy_ledger")).isEqualTo(100_000);
         assertThat(text("SELECT md5(string_agg(id || ':' || account || ':' || amount, ',' ORDER BY id))"
@@ -70,6 +71,7 @@ class RetrofitIT {
         // The constraints still bite.
         try (Connection c = Fixtures.connect(db); Statement s = c.createStatement()) {
             s.execute("SET fencing.term = '1'");
+            s.execute("SET fencing.resource = 'legacy'");
             assertThatThrownBy(() -> s.execute("INSERT INTO legacy_ledger (id, account, amount) VALUES (1, 'x', 1)"))
                     .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("23505"));
             assertThatThrownBy(() -> s.execute("INSERT INTO legacy_ledger (id, account, amount) VALUES (-1, 'x', -5)"))
@@ -108,7 +110,8 @@ class RetrofitIT {
             }
             holder.commit();
         }
-        assertThat(text("SELECT fencing.protect_table('busy_ledger', 'legacy', '300ms')")).isEqualTo("protected");
+        assertThat(text("SELECT fencing.protect_table('busy_ledger', 'legacy', '300ms')"))
+                .isEqualTo("protected (added column fencing_term bigint)");
     }
 
     @Test

@@ -90,18 +90,20 @@ abstract class TriggerModeContract {
     }
 
     @Test
-    void rawWriteWithCurrentTermIsAcceptedAndTheSessionStaysEntered() throws Exception {
+    void rawWriteWithCurrentTermIsAcceptedForItsTransactionOnly() throws Exception {
         try (Connection c = Fixtures.connect(db)) {
             inTransaction(c, "SET LOCAL fencing.term = '5'", "INSERT INTO payment (id, amount) VALUES (500, 7)");
-            // The session stays entered: later transactions need no term (and TRUNCATE-free deletes pass too).
-            inTransaction(c, "DELETE FROM payment WHERE id = 500");
+            // Entered for that transaction only: nothing stays on the session for a later transaction (or, behind a
+            // pooler, a later client of the same server session).
+            assertThatThrownBy(() -> inTransaction(c, "DELETE FROM payment WHERE id = 500"))
+                    .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("FL002"));
         }
         try (Connection c = Fixtures.connect(db)) {
             inTransaction(c, "SET LOCAL fencing.term = '5'",
                     "INSERT INTO payment (id, amount, fencing_term) VALUES (501, 7, 5)");
         }
         assertThat(count(db, "SELECT fencing_term FROM payment WHERE id = 501")).isEqualTo(5);
-        assertThat(count(db, "SELECT count(*) FROM payment WHERE id = 500")).isZero();
+        assertThat(count(db, "SELECT count(*) FROM payment WHERE id = 500")).isEqualTo(1);
     }
 
     @Test
@@ -113,29 +115,59 @@ abstract class TriggerModeContract {
         assertThat(count(db, "SELECT count(*) FROM payment")).isGreaterThanOrEqualTo(10);
     }
 
+    /** A login role (a real session user: break-glass and terms are authorised by the session user). */
+    private Connection connectAs(String role, String memberOf, String tableGrant) throws SQLException {
+        String name = role + "_" + db.name().replaceAll("[^a-z0-9_]", "_");
+        Fixtures.sql(db, "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '" + name + "') THEN"
+                        + " CREATE ROLE " + name + " LOGIN; END IF; END $$",
+                "GRANT " + memberOf + " TO " + name, "GRANT " + tableGrant + " ON payment TO " + name);
+        return java.sql.DriverManager.getConnection(db.jdbcUrl(), name, null);
+    }
+
     @Test
     void breakGlassByMemberIsAllowedAndLoggedInTheSameTransaction() throws Exception {
-        Fixtures.sql(db, "GRANT SELECT, UPDATE ON payment TO fencing_break_glass");
-        try (Connection c = Fixtures.connect(db)) {
-            inTransaction(c, "SET LOCAL ROLE fencing_break_glass",
-                    "SET LOCAL fencing.break_glass = 'INC-42 fix amount by hand'",
+        try (Connection c = connectAs("glass", "fencing_break_glass", "SELECT, UPDATE")) {
+            inTransaction(c, "SET LOCAL fencing.break_glass = 'INC-42 fix amount by hand'",
                     "UPDATE payment SET amount = 42 WHERE id = 3");
         }
         assertThat(count(db, "SELECT amount FROM payment WHERE id = 3")).isEqualTo(42);
         assertThat(count(db, "SELECT count(*) FROM fencing.break_glass_log WHERE resource = 'ledger'"
                 + " AND table_name = 'public.payment' AND operation = 'UPDATE'"
-                + " AND reason = 'INC-42 fix amount by hand' AND db_user = 'fencing_break_glass'")).isEqualTo(1);
+                + " AND reason = 'INC-42 fix amount by hand' AND db_user LIKE 'glass_%'")).isEqualTo(1);
     }
 
     @Test
-    void breakGlassByNonMemberIsRefused() throws Exception {
-        Fixtures.sql(db, "GRANT SELECT, UPDATE ON payment TO fencing_app");
-        try (Connection c = Fixtures.connect(db)) {
-            assertThatThrownBy(() -> inTransaction(c, "SET LOCAL ROLE fencing_app",
-                    "SET LOCAL fencing.break_glass = 'let me in'", "UPDATE payment SET amount = 43 WHERE id = 4"))
+    void breakGlassByNonMemberIsRefusedAndAudited() throws Exception {
+        try (Connection c = connectAs("outsider", "fencing_app", "SELECT, UPDATE")) {
+            assertThatThrownBy(() -> inTransaction(c, "SET LOCAL fencing.break_glass = 'let me in'",
+                    "UPDATE payment SET amount = 43 WHERE id = 4"))
                     .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("FL007"));
         }
         assertThat(count(db, "SELECT amount FROM payment WHERE id = 4")).isEqualTo(1);
+        assertThat(count(db, "SELECT count(*) FROM fencing.rejected_write WHERE reason = 'break_glass_refused'"
+                + " AND db_user LIKE 'outsider_%' AND table_name = 'public.payment'")).isEqualTo(1);
+    }
+
+    @Test
+    void breakGlassIsAuthorisedForTheSessionUserNotTheOwnerACascadeRunsAs() throws Exception {
+        // The cascade into the protected child runs as the child's owner, who may break glass; the session may not.
+        String owner = "cascade_owner_" + db.name().replaceAll("[^a-z0-9_]", "_");
+        Fixtures.sql(db, "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '" + owner + "') THEN"
+                        + " CREATE ROLE " + owner + "; END IF; END $$",
+                "GRANT fencing_break_glass TO " + owner,
+                "CREATE TABLE cascade_parent (id bigint PRIMARY KEY)",
+                "CREATE TABLE cascade_child (id bigint PRIMARY KEY, parent bigint REFERENCES cascade_parent ON DELETE CASCADE)",
+                "INSERT INTO cascade_parent VALUES (1)", "INSERT INTO cascade_child VALUES (1, 1)",
+                "SELECT fencing.protect_table('cascade_child', 'ledger')",
+                "ALTER TABLE cascade_child OWNER TO " + owner,
+                "GRANT SELECT, DELETE ON cascade_parent TO fencing_app");
+        try (Connection c = connectAs("cascader", "fencing_app", "SELECT")) {
+            assertThatThrownBy(() -> inTransaction(c, "SET LOCAL fencing.break_glass = 'through the cascade'",
+                    "DELETE FROM cascade_parent WHERE id = 1"))
+                    .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("FL007"));
+        }
+        assertThat(count(db, "SELECT count(*) FROM cascade_child")).isEqualTo(1);
+        assertThat(count(db, "SELECT count(*) FROM fencing.break_glass_log WHERE table_name = 'public.cascade_child'")).isZero();
     }
 
     @Test
@@ -181,15 +213,22 @@ abstract class TriggerModeContract {
     }
 
     @Test
-    void newerTermOnAnEnteredSessionAdvancesTheMarkAndDeposesOtherSessions() throws Exception {
+    void newerTermScopedToTheResourceAdvancesTheMarkAndDeposesOtherSessions() throws Exception {
         try (Connection old = Fixtures.connect(db); Connection c = Fixtures.connect(db)) {
-            inTransaction(old, "SET LOCAL fencing.term = '1'", "INSERT INTO advance_payment VALUES (1, 1)");
+            inTransaction(old, "SET LOCAL fencing.term = '1'", "SET LOCAL fencing.resource = 'ledger-advance'",
+                    "INSERT INTO advance_payment VALUES (1, 1)");
+            // An old leader's session, entered for good, and inside an open transaction when the advance comes.
+            inTransaction(old, "SELECT fencing.enter('ledger-advance', 1)");
+            old.setAutoCommit(false);
+            try (Statement s = old.createStatement()) {
+                s.execute("INSERT INTO advance_payment VALUES (4, 1)");
+            }
             inTransaction(c, "SET LOCAL fencing.term = '1'", "INSERT INTO advance_payment VALUES (2, 1)");
-            inTransaction(c, "SET LOCAL fencing.term = '2'", "INSERT INTO advance_payment VALUES (3, 2)");
-            // The older session was terminated by the advance: its next write cannot happen at all.
-            assertThatThrownBy(() -> inTransaction(old, "INSERT INTO advance_payment VALUES (4, 1)"))
-                    .isInstanceOf(SQLException.class);
-            inTransaction(c, "INSERT INTO advance_payment VALUES (5, 2)");   // entered at 2 now: no term needed
+            inTransaction(c, "SET LOCAL fencing.term = '2'", "SET LOCAL fencing.resource = 'ledger-advance'",
+                    "INSERT INTO advance_payment VALUES (3, 2)");
+            // The older session was terminated by the advance: its open transaction cannot commit.
+            assertThatThrownBy(old::commit).isInstanceOf(SQLException.class);
+            inTransaction(c, "SET LOCAL fencing.term = '2'", "INSERT INTO advance_payment VALUES (5, 2)");
         }
         assertThat(Fixtures.text(db, "SELECT string_agg(id::text, ',' ORDER BY id) FROM advance_payment"))
                 .isEqualTo("1,2,3,5");
