@@ -1,5 +1,8 @@
 package dev.fenceline.fencing;
 
+import java.time.Duration;
+import java.util.Objects;
+
 /**
  * Validated writer settings. {@link #defaults()} suits most callers.
  *
@@ -14,6 +17,12 @@ package dev.fenceline.fencing;
  *       on the same connections relies on {@code fencing.term}.</li>
  *   <li>{@code connectionRecheckAttempts} (default 3, 1..10): after a lost connection, how many fresh connections to
  *       try when re-checking whether the term was deposed.</li>
+ *   <li>{@code enterScope} (default {@link EnterScope#SESSION}): {@link EnterScope#TRANSACTION} behind a
+ *       transaction-mode pooler such as PgBouncer.</li>
+ *   <li>{@code lockTimeout} (default 2s, 1ms..1h) and {@code idleInTransactionSessionTimeout} (default 30s,
+ *       100ms..1h): set for every transaction with {@code set_config(..., true)} in {@link EnterScope#TRANSACTION}
+ *       scope, where a pooler drops the connection's {@code options}; unused in {@link EnterScope#SESSION} scope
+ *       (there {@code DatabaseConfig} sets them on the connection).</li>
  * </ul>
  */
 public final class FencedWriterConfig {
@@ -23,12 +32,18 @@ public final class FencedWriterConfig {
     private final boolean checkProtectedTables;
     private final boolean stampTransactionTerm;
     private final int connectionRecheckAttempts;
+    private final EnterScope enterScope;
+    private final Duration lockTimeout;
+    private final Duration idleInTransactionSessionTimeout;
 
     private FencedWriterConfig(Builder b) {
         this.maxPayloadBytes = b.maxPayloadBytes;
         this.checkProtectedTables = b.checkProtectedTables;
         this.stampTransactionTerm = b.stampTransactionTerm;
         this.connectionRecheckAttempts = b.connectionRecheckAttempts;
+        this.enterScope = b.enterScope;
+        this.lockTimeout = b.lockTimeout;
+        this.idleInTransactionSessionTimeout = b.idleInTransactionSessionTimeout;
     }
 
     public static FencedWriterConfig defaults() {
@@ -55,11 +70,25 @@ public final class FencedWriterConfig {
         return connectionRecheckAttempts;
     }
 
+    public EnterScope enterScope() {
+        return enterScope;
+    }
+
+    public Duration lockTimeout() {
+        return lockTimeout;
+    }
+
+    public Duration idleInTransactionSessionTimeout() {
+        return idleInTransactionSessionTimeout;
+    }
+
     @Override
     public String toString() {
         return "FencedWriterConfig{maxPayloadBytes=" + maxPayloadBytes + ", checkProtectedTables="
                 + checkProtectedTables + ", stampTransactionTerm=" + stampTransactionTerm
-                + ", connectionRecheckAttempts=" + connectionRecheckAttempts + "}";
+                + ", connectionRecheckAttempts=" + connectionRecheckAttempts + ", enterScope=" + enterScope
+                + ", lockTimeout=" + lockTimeout.toMillis() + "ms, idleInTransactionSessionTimeout="
+                + idleInTransactionSessionTimeout.toMillis() + "ms}";
     }
 
     public static final class Builder {
@@ -67,8 +96,26 @@ public final class FencedWriterConfig {
         private boolean checkProtectedTables = true;
         private boolean stampTransactionTerm;
         private int connectionRecheckAttempts = 3;
+        private EnterScope enterScope = EnterScope.SESSION;
+        private Duration lockTimeout = Duration.ofSeconds(2);
+        private Duration idleInTransactionSessionTimeout = Duration.ofSeconds(30);
 
         private Builder() {
+        }
+
+        public Builder enterScope(EnterScope value) {
+            this.enterScope = Objects.requireNonNull(value, "enterScope");
+            return this;
+        }
+
+        public Builder lockTimeout(Duration value) {
+            this.lockTimeout = Objects.requireNonNull(value, "lockTimeout");
+            return this;
+        }
+
+        public Builder idleInTransactionSessionTimeout(Duration value) {
+            this.idleInTransactionSessionTimeout = Objects.requireNonNull(value, "idleInTransactionSessionTimeout");
+            return this;
         }
 
         public Builder maxPayloadBytes(int value) {
@@ -104,7 +151,17 @@ public final class FencedWriterConfig {
                 throw new IllegalArgumentException("connectionRecheckAttempts must be between 1 and 10, was "
                         + connectionRecheckAttempts);
             }
+            between("lockTimeout", lockTimeout, Duration.ofMillis(1));
+            between("idleInTransactionSessionTimeout", idleInTransactionSessionTimeout, Duration.ofMillis(100));
             return new FencedWriterConfig(this);
+        }
+
+        private static void between(String property, Duration value, Duration min) {
+            Duration max = Duration.ofHours(1);
+            if (value.compareTo(min) < 0 || value.compareTo(max) > 0) {
+                throw new IllegalArgumentException(property + " must be between " + min.toMillis() + "ms and "
+                        + max.toMillis() + "ms, was " + value.toMillis() + "ms");
+            }
         }
     }
 }

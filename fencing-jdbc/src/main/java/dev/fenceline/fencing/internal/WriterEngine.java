@@ -3,6 +3,7 @@ package dev.fenceline.fencing.internal;
 import dev.fenceline.db.Databases;
 import dev.fenceline.db.generated.Routines;
 import dev.fenceline.fencing.CommitOutcomeUnknownException;
+import dev.fenceline.fencing.EnterScope;
 import dev.fenceline.fencing.FenceUnavailableException;
 import dev.fenceline.fencing.FencedWork;
 import dev.fenceline.fencing.FencedWorkException;
@@ -11,6 +12,7 @@ import dev.fenceline.fencing.FencingToken;
 import dev.fenceline.fencing.NotFencedException;
 import dev.fenceline.fencing.StaleTermException;
 import dev.fenceline.fencing.TableNotProtectedException;
+import dev.fenceline.fencing.TermJumpException;
 import dev.fenceline.fencing.UnknownResourceException;
 import dev.fenceline.fencing.WriteDescription;
 import java.sql.Connection;
@@ -43,6 +45,10 @@ import org.slf4j.LoggerFactory;
  * of {@code fencing.enter()}, which may advance the mark (terminating the sessions of older terms) or report the term
  * stale. The decision is always PostgreSQL's; Java only caches "this physical session was entered at term t", which
  * stays true for as long as that session lives (an advance past t terminates it).
+ *
+ * <p>{@link EnterScope#TRANSACTION} (behind a transaction-mode pooler): no cache and no session state; every
+ * transaction starts with one statement, {@code fencing.enter_transaction()} plus the writer's timeouts, all local to
+ * that transaction.
  */
 public final class WriterEngine {
     private static final Logger log = LoggerFactory.getLogger(WriterEngine.class);
@@ -89,7 +95,9 @@ public final class WriterEngine {
                     if (description != null && config.checkProtectedTables()) {
                         checkProtected(c, token.resource(), description.table());
                     }
-                    ensureEntered(c, state, token, description);
+                    if (config.enterScope() == EnterScope.SESSION) {
+                        ensureEntered(c, state, token, description);
+                    }
                 } catch (SQLException e) {
                     // A pooled connection killed by an advance (ours or someone else's): nothing was written; try a
                     // fresh one, a bounded number of times.
@@ -158,8 +166,12 @@ public final class WriterEngine {
      * Other SQL failures are thrown as they are.
      */
     private <T> T withFreshConnection(String what, SqlFunction<T> f) throws SQLException {
+        return withFreshConnection(what, ENTER_ATTEMPTS, f);
+    }
+
+    private <T> T withFreshConnection(String what, int attempts, SqlFunction<T> f) throws SQLException {
         SQLException last = null;
-        for (int i = 0; i < ENTER_ATTEMPTS; i++) {
+        for (int i = 0; i < attempts; i++) {
             Connection c;
             try {
                 c = dataSource.getConnection();
@@ -198,9 +210,16 @@ public final class WriterEngine {
         try {
             try {
                 c.setAutoCommit(false);
-                if (config.stampTransactionTerm()) {
-                    try (PreparedStatement ps = c.prepareStatement("SELECT set_config('fencing.term', ?, true)")) {
+                if (config.enterScope() == EnterScope.TRANSACTION) {
+                    long mark = enterTransaction(c, token);
+                    if (mark != token.term()) {
+                        throw new StaleEntering(mark);
+                    }
+                } else if (config.stampTransactionTerm()) {
+                    try (PreparedStatement ps = c.prepareStatement(
+                            "SELECT set_config('fencing.term', ?, true), set_config('fencing.resource', ?, true)")) {
                         ps.setString(1, Long.toString(token.term()));
+                        ps.setString(2, token.resource());
                         ps.execute();
                     }
                 }
@@ -221,6 +240,35 @@ public final class WriterEngine {
         } finally {
             current.restore(previous);
             closeQuietly(c);
+        }
+    }
+
+    /** Thrown inside a transaction whose {@code enter_transaction()} found a higher mark; nothing was written. */
+    private static final class StaleEntering extends RuntimeException {
+        private final long mark;
+
+        StaleEntering(long mark) {
+            super(null, null, false, false);
+            this.mark = mark;
+        }
+    }
+
+    /**
+     * Enters the open transaction at the token's term, and sets the writer's timeouts for it (a transaction-mode
+     * pooler drops the connection's startup options). One statement, one round trip. Returns the mark.
+     */
+    private long enterTransaction(Connection c, FencingToken token) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT fencing.enter_transaction(?, ?, ?),"
+                + " set_config('lock_timeout', ?, true), set_config('idle_in_transaction_session_timeout', ?, true)")) {
+            ps.setString(1, token.resource());
+            ps.setLong(2, token.term());
+            ps.setString(3, token.leaderId());
+            ps.setString(4, config.lockTimeout().toMillis() + "ms");
+            ps.setString(5, config.idleInTransactionSessionTimeout().toMillis() + "ms");
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
         }
     }
 
@@ -254,6 +302,12 @@ public final class WriterEngine {
                                        FencingToken token, WriteDescription d) {
         if (t instanceof Error e) {
             throw e;
+        }
+        if (t instanceof StaleEntering s) {
+            // enter_transaction() found a higher mark; the transaction is rolled back. Audit like a stale enter().
+            boolean audited = auditOnFreshConnection(token, s.mark, d);
+            return new StaleTermException(token.resource(), token.term(), s.mark, d == null ? null : d.table(),
+                    audited, null);
         }
         SQLException sql = findSqlException(t);
         String sqlState = sql == null ? null : sql.getSQLState();
@@ -332,16 +386,33 @@ public final class WriterEngine {
         if ("FL005".equals(s)) {
             return new FenceUnavailableException(e.getMessage(), e);
         }
+        if ("FL009".equals(s)) {
+            return new TermJumpException(token.resource(), token.term(), e.getMessage(), e);
+        }
         return new FenceUnavailableException("could not enter " + token + ": " + e.getMessage(), e);
     }
 
     private record Recheck(boolean deposed, long mark) {
     }
 
-    /** Asks PostgreSQL on a fresh connection whether the token's term is still current (enters it if so). */
+    /**
+     * Asks PostgreSQL on a fresh connection whether the token's term is still current: in session scope by entering
+     * it (which also re-enters a connection), in transaction scope by reading the mark (nothing may stay on a pooled
+     * server session).
+     */
     private Recheck recheck(FencingToken token) {
         try {
-            return withFreshConnection("re-check the fence of " + token, c -> {
+            return withFreshConnection("re-check the fence of " + token, config.connectionRecheckAttempts(), c -> {
+                if (config.enterScope() == EnterScope.TRANSACTION) {
+                    try (PreparedStatement ps = c.prepareStatement(
+                            "SELECT highest_accepted FROM fencing.high_water_mark WHERE resource = ?")) {
+                        ps.setString(1, token.resource());
+                        try (ResultSet rs = ps.executeQuery()) {
+                            long mark = rs.next() ? rs.getLong(1) : -1;
+                            return new Recheck(mark > token.term(), mark);
+                        }
+                    }
+                }
                 long mark = Routines.enter(dsl(c).configuration(), token.resource(), token.term(), token.leaderId());
                 if (mark == token.term()) {
                     stateOf(c).put(token.resource(), token.term());
