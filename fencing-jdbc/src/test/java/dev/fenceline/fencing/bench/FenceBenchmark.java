@@ -3,6 +3,7 @@ package dev.fenceline.fencing.bench;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.fenceline.db.DatabaseConfig;
 import dev.fenceline.db.Databases;
+import dev.fenceline.fencing.EnterScope;
 import dev.fenceline.fencing.FencedWriter;
 import dev.fenceline.fencing.FencedWriterConfig;
 import dev.fenceline.fencing.FencingToken;
@@ -62,11 +63,14 @@ public final class FenceBenchmark {
      * full defence in depth). TRIGGER: raw JDBC on a protected table, sessions entered once at the term (as the
      * writer does; a raw-SQL service runs {@code SELECT fencing.enter(resource, term)} on a connection when it first
      * uses it in a leadership). TRIGGER_SET_LOCAL: raw JDBC sending {@code SET LOCAL fencing.term} in every
-     * transaction (same round trip, one more statement).
+     * transaction (same round trip, one more statement). WRITER_TRANSACTION: {@link FencedWriter} in
+     * {@link EnterScope#TRANSACTION} scope (what runs behind a transaction-mode pooler): every transaction starts with
+     * one statement entering it.
      */
     enum Mode {
         UNFENCED("unfenced", "plain"), CONTROL("unfenced again (A/A control)", "plain2"),
-        WRITER("writer mode", "writer"), TRIGGER("trigger mode, session entered", "trigger"),
+        WRITER("writer mode", "writer"), WRITER_TRANSACTION("writer mode, transaction scope (poolers)", "writer"),
+        TRIGGER("trigger mode, session entered", "trigger"),
         TRIGGER_SET_LOCAL("trigger mode, SET LOCAL per transaction", "trigger");
 
         final String label;
@@ -208,7 +212,8 @@ public final class FenceBenchmark {
         long[] clientNs = new long[modes.length];
         try (HikariDataSource pool = Databases.dataSource(config);
              Connection admin = db.dataSource().getConnection()) {
-            FencedWriter writer = FencedWriter.create(pool, FencedWriterConfig.defaults());
+            Writers writer = new Writers(FencedWriter.create(pool, FencedWriterConfig.defaults()),
+                    FencedWriter.create(pool, FencedWriterConfig.builder().enterScope(EnterScope.TRANSACTION).build()));
             enterEverySession(pool, connections);
             for (Mode m : modes) {   // warm-up: JIT, plan caches, every pooled session used
                 run(pool, writer, kind, m, connections, WARMUP_SECONDS);
@@ -248,7 +253,12 @@ public final class FenceBenchmark {
         return row.toString();
     }
 
-    private static final Mode[] FENCED = {Mode.CONTROL, Mode.WRITER, Mode.TRIGGER, Mode.TRIGGER_SET_LOCAL};
+    private static final Mode[] FENCED = {Mode.CONTROL, Mode.WRITER, Mode.WRITER_TRANSACTION, Mode.TRIGGER,
+        Mode.TRIGGER_SET_LOCAL};
+
+    /** The writer in each scope, on the same pool and table. */
+    private record Writers(FencedWriter session, FencedWriter transaction) {
+    }
 
     /** What a raw-SQL service does once per connection and leadership: enter the session at its term. */
     private static void enterEverySession(HikariDataSource pool, int connections) throws SQLException {
@@ -330,7 +340,7 @@ public final class FenceBenchmark {
     private static final java.lang.management.ThreadMXBean THREADS =
             java.lang.management.ManagementFactory.getThreadMXBean();
 
-    private static long run(HikariDataSource pool, FencedWriter writer, Kind kind, Mode mode, int threads,
+    private static long run(HikariDataSource pool, Writers writer, Kind kind, Mode mode, int threads,
                             int seconds) throws InterruptedException {
         LongAdder done = new LongAdder();
         AtomicBoolean stop = new AtomicBoolean();
@@ -364,8 +374,9 @@ public final class FenceBenchmark {
         return done.sum();
     }
 
-    private static void transaction(HikariDataSource pool, FencedWriter writer, Kind kind, Mode mode) throws Exception {
-        if (mode == Mode.WRITER) {
+    private static void transaction(HikariDataSource pool, Writers writers, Kind kind, Mode mode) throws Exception {
+        if (mode == Mode.WRITER || mode == Mode.WRITER_TRANSACTION) {
+            FencedWriter writer = mode == Mode.WRITER ? writers.session() : writers.transaction();
             writer.transaction(FencingToken.of("bench-writer", TERM, "bench"), ctx -> {
                 ctx.dsl().connection(c -> business(c, kind, mode.suffix, null));
                 return null;
