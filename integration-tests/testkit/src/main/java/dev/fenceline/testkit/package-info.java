@@ -10,5 +10,11 @@
  *   <li>A missing prerequisite (no etcd, no PostgreSQL binaries, a port in use) fails at once with an
  *       {@link dev.fenceline.testkit.InfrastructureException} that says what is missing and how to fix it.</li>
  * </ul>
+ *
+ * <p>{@link dev.fenceline.testkit.PgBouncer} puts a real PgBouncer (Debian's package, installed by
+ * {@code scripts/ensure-pgbouncer.sh}) between clients and a {@link dev.fenceline.testkit.PostgresServer}, in
+ * transaction pooling by default: a client's transactions may run on different server sessions and share one with
+ * other clients, so only transaction-scoped state ({@code SET LOCAL}, {@code set_config(..., true)}) is reliable
+ * through it. Tests using it are skipped when the binary is missing, unless {@code FENCELINE_REQUIRE_PGBOUNCER=1}.
  */
 package dev.fenceline.testkit;
