@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The fence's server-side cost in CPU instructions: deterministic, unlike tps on a shared machine (not a test).
-# Applies the real fencing migrations (V1..V5) to a throwaway cluster and protects two tables with
+# Applies the real fencing migrations (V*, then R__*) to a throwaway cluster and protects two tables with
 # fencing.protect_table(), then runs a single-user backend under valgrind's callgrind and counts the instructions of
 # N transactions on unprotected tables and on the protected ones with fencing.guard() switched to native and to
 # PL/pgSQL (fencing.use_native_guard() / use_plpgsql_guard()), for a single-row UPDATE, a 100-row INSERT and 100
 # single-row INSERTs, all as prepared statements in a session entered at the term with fencing.enter() (the guard's
-# hot path). Per-transaction = (count at 1200 - count at 200) / 1000, so start-up cancels out.
+# hot path); and, for the scope used behind transaction-mode poolers, with every transaction entered on its own by
+# SELECT fencing.enter_transaction() (native guard). Per-transaction = (count at 1200 - count at 200) / 1000, so start-up cancels out.
 # Usage: fencing-jdbc/bench-instructions.sh          (needs valgrind and the machine's PostgreSQL; ~3 min)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,7 +27,10 @@ as_pg "$bindir/pg_ctl" -D "$work/data" -w -l "$work/server.log" \
   -o "-c listen_addresses='' -c unix_socket_directories='$work' -c fsync=off" start >/dev/null
 psql_setup() { PGOPTIONS='-c client_min_messages=warning' as_pg "$bindir/psql" -h "$work" -U postgres -d postgres -q -X -v ON_ERROR_STOP=1 "$@"; }
 psql_setup -c "CREATE SCHEMA fencing"
-for f in migrations/src/main/resources/db/fencing/V*__*.sql; do psql_setup -f "$f"; done
+# Flyway's order: versioned migrations by version, then repeatable ones by description.
+for f in $(ls migrations/src/main/resources/db/fencing/V*__*.sql | sort -V) migrations/src/main/resources/db/fencing/R__*.sql; do
+  psql_setup -f "$f"
+done
 psql_setup <<'SQL'
 CREATE TABLE account_plain (id int PRIMARY KEY, balance bigint NOT NULL, fencing_term bigint);
 CREATE TABLE entry_plain (id bigserial PRIMARY KEY, account int NOT NULL, amount bigint NOT NULL, fencing_term bigint);
@@ -49,15 +53,21 @@ script() {   # kind variant transactions
   local table=fenced
   case "$2" in
     plain) table=plain ;;
-    native) echo "SELECT fencing.use_native_guard();" ;;
+    native|native_tx) echo "SELECT fencing.use_native_guard();" ;;
     plpgsql) echo "SELECT fencing.use_plpgsql_guard();" ;;
   esac
-  echo "SELECT fencing.enter('bench', 7);"
+  local enter_tx=
+  if [ "$2" = native_tx ]; then
+    enter_tx="SELECT fencing.enter_transaction('bench', 7);"
+  else
+    echo "SELECT fencing.enter('bench', 7);"
+  fi
   echo "PREPARE u(int) AS UPDATE account_$table SET balance = balance + 1 WHERE id = \$1;"
   echo "PREPARE b AS INSERT INTO entry_$table (account, amount) VALUES $values;"
   echo "PREPARE s(int) AS INSERT INTO entry_$table (account, amount) VALUES (\$1, \$1);"
   for i in $(seq 1 "$3"); do
     echo "BEGIN;"
+    if [ -n "$enter_tx" ]; then echo "$enter_tx"; fi
     case "$1" in
       single) echo "EXECUTE u($(( (i * 7919) % 10000 + 1 )));" ;;
       batch) echo "EXECUTE b;" ;;
@@ -80,20 +90,21 @@ count() {   # kind variant transactions -> instructions
   awk '/^summary:/ {print $2}' "$out"
 }
 echo "Server instructions per transaction (callgrind, single-user backend, prepared statements; $(pg_config --version))"
-echo "| transaction | unfenced | native guard | ratio | PL/pgSQL guard | ratio |"
-echo "|---|---:|---:|---:|---:|---:|"
+echo "| transaction | unfenced | native guard | ratio | PL/pgSQL guard | ratio | native, transaction scope | ratio |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|"
 for kind in single batch statements; do
   lo=200; hi=1200
   if [ "$kind" = statements ]; then lo=20; hi=120; fi
   declare -A per=()
-  for g in plain native plpgsql; do
-    if [ "$g" = native ] && ! $native; then per[$g]=0; continue; fi
+  for g in plain native plpgsql native_tx; do
+    if [ "$g" != plain ] && [ "$g" != plpgsql ] && ! $native; then per[$g]=0; continue; fi
     a=$(count "$kind" "$g" "$lo"); b=$(count "$kind" "$g" "$hi")
     per[$g]=$(( (b - a) / (hi - lo) ))
   done
   label=$(case "$kind" in single) echo "single-row UPDATE";; batch) echo "100-row INSERT (one statement)";;
           statements) echo "100 single-row INSERTs";; esac)
-  awk -v l="$label" -v p="${per[plain]}" -v n="${per[native]}" -v q="${per[plpgsql]}" 'BEGIN {
-    printf "| %s | %d | %s | %s | %d | %.3f |\n", l, p, (n > 0 ? n : "n/a"), (n > 0 ? sprintf("%.3f", p / n) : "n/a"), q, p / q }'
+  awk -v l="$label" -v p="${per[plain]}" -v n="${per[native]}" -v q="${per[plpgsql]}" -v x="${per[native_tx]}" 'BEGIN {
+    printf "| %s | %d | %s | %s | %d | %.3f | %s | %s |\n", l, p, (n > 0 ? n : "n/a"), (n > 0 ? sprintf("%.3f", p / n) : "n/a"), q, p / q,
+      (x > 0 ? x : "n/a"), (x > 0 ? sprintf("%.3f", p / x) : "n/a") }'
 done
 echo "ratio = unfenced / fenced instructions: the throughput ratio of a server that is CPU-bound on these transactions."

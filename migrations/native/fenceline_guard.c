@@ -6,15 +6,17 @@
  * was the whole measured cost of fencing (tens of microseconds per transaction). This function makes the same
  * decision with two in-memory setting lookups and a strcmp.
  *
- * Behaviour is identical to the PL/pgSQL guard in V2__fencing_functions.sql (the trigger contract tests run against
+ * Behaviour is identical to the PL/pgSQL guard in R__40_fencing_guard.sql (the trigger contract tests run against
  * both), because only the fast path is here:
- *   allow   when the session is entered for the resource (the setting named by TG_ARGV[0], set by fencing.enter(),
- *           is non-empty) and fencing.term is unset, empty or exactly the entered term;
+ *   allow   when the backend is entered for the resource (the setting named by TG_ARGV[0], set by fencing.enter()
+ *           or fencing.enter_transaction(), is non-empty) and fencing.term is unset, empty or exactly the entered
+ *           term;
  *   else    call fencing.guard_slow(resource, schema, table, operation, fencing.term) through SPI, which honours an
  *           audited break-glass, enters with fencing.term (possibly advancing the mark) or rejects and audits.
- * The safety argument (why "entered setting non-empty" implies "the mark still equals that term") is in V2's header:
- * fencing.enter() sets the setting only while holding the shared advisory lock, and an advance terminates every
- * session holding it before the mark moves.
+ * The safety argument (why "entered setting non-empty" implies "the mark still equals that term") is in the header
+ * of R__20_fencing_enter.sql: entering sets the setting only while holding the shared advisory lock (for the session,
+ * with the backend registered; or for the transaction), and an advance makes every older backend exit before the
+ * mark moves.
  *
  * Installed by migrations/native/build.sh --install; switched on by SELECT fencing.use_native_guard() (a superuser;
  * the V5 migration does it when the library loads) and off by SELECT fencing.use_plpgsql_guard().

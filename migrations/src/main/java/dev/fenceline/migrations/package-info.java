@@ -1,21 +1,27 @@
 /**
  * The fencing schema as Flyway migrations ({@code classpath:db/fencing}, schema {@code fencing}, history table
- * {@code fencing.fencing_schema_history}, so it coexists with the application's own Flyway).
+ * {@code fencing.fencing_schema_history}, so it coexists with the application's own Flyway). Versioned migrations
+ * ({@code V*}) hold tables, roles and grants and are never edited once released; every function has its one current
+ * definition in a repeatable migration ({@code R__*}), re-applied by Flyway whenever it changes.
  *
- * <p>Invariants the SQL upholds (the safety argument is at the top of {@code V2__fencing_functions.sql}):
+ * <p>Invariants the SQL upholds (the safety argument is at the top of {@code R__20_fencing_enter.sql}; a model of
+ * it, checked by spin, in {@code model/}):
  * <ul>
- *   <li>{@code fencing.high_water_mark.highest_accepted} only moves up, only inside {@code fencing.enter()}, and
- *       only while the advancing transaction holds the resource's exclusive advisory lock — which it gets only
- *       after every session entered at an older term has been terminated.</li>
- *   <li>A write to a protected table commits only from a session entered at the current term (or an audited
- *       break-glass), so no transaction of term t commits after one of a higher term committed.</li>
+ *   <li>{@code fencing.high_water_mark.highest_accepted} only moves up, only inside an advance, and only while the
+ *       advancing transaction holds the resource's exclusive advisory lock and the mark row — after every backend
+ *       entered at an older term (holding the shared lock or registered in {@code fencing.entered_session}) has
+ *       exited and no prepared transaction holds the resource's lock or a write to its protected tables.</li>
+ *   <li>A write to a protected table (or any partition or inheritance child of one) commits only from a backend
+ *       entered at the current term for its session or its transaction (or an audited break-glass of the session
+ *       user), so no transaction of term t commits after one of a higher term committed.</li>
  *   <li>Application roles cannot change marks, history or audit rows except through the SECURITY DEFINER
- *       functions; the audit is append-only.</li>
- *   <li>{@code fencing.guard()} decides the same in both implementations: PL/pgSQL (V2) and the optional native
- *       one in C ({@code migrations/native}, switched by {@code fencing.use_native_guard()} when the library loads);
- *       the C code holds only the fast path and calls the same {@code fencing.guard_slow()} for everything else.</li>
+ *       functions; the audit is append-only; every rejection is audited once.</li>
+ *   <li>{@code fencing.guard()} decides the same in both implementations: PL/pgSQL and the optional native one in
+ *       C ({@code migrations/native}, switched by {@code fencing.use_native_guard()} when the library loads); the C
+ *       code holds only the fast path and calls the same {@code fencing.guard_slow()} for everything else.</li>
  *   <li>Applying the migrations twice is a no-op; {@code protect_table} never rewrites a table and never holds
- *       a lock longer than its {@code lock_timeout}.</li>
+ *       a lock longer than its {@code lock_timeout}; every wait in an advance is bounded by
+ *       {@code advance_timeout}.</li>
  * </ul>
  */
 package dev.fenceline.migrations;
