@@ -482,7 +482,8 @@ public final class PgBouncer implements AutoCloseable {
 
     /**
      * Stops the pooler (SIGTERM: clients and server sessions are dropped) and starts a new one on the same port
-     * with the same configuration, waiting until it answers. Works whether it was running, paused or stopped.
+     * with the same configuration, waiting (at most 20 s) until it answers. Works whether it was running, paused
+     * or stopped; throws {@link InfrastructureException} with the log tail if the new process does not come up.
      */
     public synchronized void restart() {
         if (closed) {
@@ -559,7 +560,8 @@ public final class PgBouncer implements AutoCloseable {
                 "pool_mode = " + options.poolMode,
                 "default_pool_size = " + options.defaultPoolSize,
                 "max_client_conn = " + options.maxClientConn,
-                // pgjdbc sends extra_float_digits always and options when set; 1.18 refuses unknown ones otherwise.
+                // 1.18 refuses a connection with an unknown startup parameter: pgjdbc sends options when set, and
+                // pgjdbc before 42.7.6 (and other drivers) send extra_float_digits.
                 "ignore_startup_parameters = extra_float_digits,options",
                 // Transaction mode never runs it; session mode resets the session before the next client gets it.
                 "server_reset_query = " + (transaction ? "" : "DISCARD ALL"),

@@ -2,6 +2,7 @@ package dev.fenceline.testkit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import dev.fenceline.testkit.junit.PostgresExtension;
 import java.nio.file.Files;
@@ -11,6 +12,7 @@ import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -179,6 +181,65 @@ class PgBouncerIT {
             }
             assertThatThrownBy(() -> DriverManager.getConnection(bouncer.jdbcUrl(db.name()), "postgres", "wrong"))
                     .isInstanceOf(SQLException.class).hasMessageContaining("authentication failed");
+        }
+    }
+
+    @Test
+    void sessionModeKeepsSessionStateWithItsClient(TestDatabase db) throws Exception {
+        try (PgBouncer bouncer = PgBouncer.start(db.server(), PgBouncer.Options.defaults().poolMode("session"));
+             Connection a = bouncer.connection(db.name());
+             Connection b = bouncer.connection(db.name())) {
+            try (Statement s = a.createStatement()) {
+                s.execute("SET statement_timeout = '3456ms'");
+            }
+            assertThat(backendPidInTransaction(b)).isNotEqualTo(backendPidInTransaction(a));
+            assertThat(query(b, "select current_setting('statement_timeout')")).isEqualTo("0");
+            assertThat(query(a, "select current_setting('statement_timeout')")).isEqualTo("3456ms");
+        }
+    }
+
+    @Test
+    void configuredBinaryThatDoesNotExistFailsInsteadOfSkipping() {
+        String old = System.getProperty("fenceline.pgbouncer.bin");
+        System.setProperty("fenceline.pgbouncer.bin", "/nonexistent/pgbouncer");
+        try {
+            assertThatThrownBy(PgBouncer::binary)
+                    .isInstanceOf(InfrastructureException.class)
+                    .hasMessageContaining("/nonexistent/pgbouncer")
+                    .hasMessageContaining("FENCELINE_PGBOUNCER_BIN");
+        } finally {
+            PostgresServerIT.restore("fenceline.pgbouncer.bin", old);
+        }
+    }
+
+    @Test
+    void poolerOfAKilledJvmIsReapedWithItsFolder() throws Exception {
+        Path report = Files.createTempFile("pgbouncer-child-", ".txt");
+        String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Process child = new ProcessBuilder(javaBin, "-cp", System.getProperty("java.class.path"),
+                PgBouncerChild.class.getName(), report.toString())
+                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        try {
+            await().atMost(Duration.ofSeconds(90)).until(() -> Files.readString(report).contains("ready"));
+            List<String> lines = Files.readAllLines(report);
+            long pid = Long.parseLong(lines.get(0));
+            Path folder = Path.of(lines.get(1));
+            assertThat(Processes.isAlive(pid)).isTrue();
+            child.destroyForcibly(); // SIGKILL: no shutdown hooks run, only the reaper is left to clean up
+            await().atMost(Duration.ofSeconds(30)).until(() -> !Processes.isAlive(pid) && !Files.exists(folder));
+        } finally {
+            child.destroyForcibly();
+            Files.deleteIfExists(report);
+        }
+    }
+
+    /** A JVM that starts PostgreSQL and a pooler, reports the pooler's pid and folder, and waits to be killed. */
+    public static final class PgBouncerChild {
+        public static void main(String[] args) throws Exception {
+            PostgresServer pg = PostgresServer.start(PostgresServer.Options.defaults());
+            PgBouncer bouncer = PgBouncer.start(pg, PgBouncer.Options.defaults());
+            Files.writeString(Path.of(args[0]), bouncer.pid() + "\n" + bouncer.folder() + "\nready\n");
+            Thread.sleep(Duration.ofMinutes(5).toMillis());
         }
     }
 
