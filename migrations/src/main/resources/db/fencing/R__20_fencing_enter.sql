@@ -36,6 +36,7 @@
 --   FL006 protect/unprotect refused                          FL007 break-glass requested outside fencing_break_glass
 --   FL008 native guard unavailable                           FL009 term jump larger than max_term_jump
 --   FL010 fencing.term would advance a resource that fencing.resource does not name
+--   FL011 an advance asked for outside READ COMMITTED
 --   55P03 (lock_not_available) protect_table/unprotect_table could not get its lock within lock_timeout
 --   42501 a term offered by a session user outside fencing_app
 --
@@ -116,6 +117,11 @@ BEGIN
     PERFORM pg_advisory_xact_lock_shared(1178946115, p_key::integer);    -- ours already, or granted at once
     PERFORM set_config('fencing.entered_' || p_key, p_term::text, true);
   ELSE
+    -- Also the transaction-level lock: PostgreSQL refuses to PREPARE a transaction that holds both levels of one lock,
+    -- so a session entering can never be prepared (PREPARE keeps the session setting like a commit, while ROLLBACK
+    -- PREPARED would drop the registration: an entered backend nobody knows of).
+    PERFORM pg_advisory_xact_lock_shared(1178946115, p_key::integer);
+    PERFORM pg_stat_clear_snapshot();
     INSERT INTO fencing.entered_session AS e (resource, pid, backend_start, term)
     VALUES (p_resource, pg_backend_pid(), (SELECT a.backend_start FROM pg_stat_activity a WHERE a.pid = pg_backend_pid()), p_term)
     ON CONFLICT (resource, pid) DO UPDATE SET backend_start = excluded.backend_start, term = excluded.term, entered_at = clock_timestamp();
@@ -201,6 +207,8 @@ BEGIN
   END IF;
 
   -- 3. Every registered backend of the resource, whatever advisory locks it released; then wait until each is gone.
+  --    pg_stat_activity is a snapshot for the rest of the transaction once read: take a fresh one.
+  PERFORM pg_stat_clear_snapshot();
   FOR v_pid IN
     SELECT e.pid FROM fencing.entered_session e JOIN pg_stat_activity a ON a.pid = e.pid
      WHERE e.resource = p_resource AND e.pid <> pg_backend_pid()
@@ -242,6 +250,10 @@ BEGIN
   INSERT INTO fencing.term_history (resource, term, previous_term, leader_id, terminated_sessions, application_name)
   VALUES (p_resource, p_term, v_mark, p_leader_id, v_killed, current_setting('application_name'));
   DELETE FROM fencing.entered_session WHERE resource = p_resource AND pid <> pg_backend_pid();
+  -- This backend's own session entering (at an older term) is void too. A transaction-scoped entering ends with the
+  -- transaction and would bring the session value back: clear it for the session, and the registration with it.
+  PERFORM set_config('fencing.entered_' || p_key, '', false);
+  DELETE FROM fencing.entered_session WHERE resource = p_resource AND pid = pg_backend_pid();
   RETURN p_term;
 END
 $fn$;
@@ -371,6 +383,14 @@ BEGIN
       format('fencing: fencing.term %s would advance resource %s from %s, but fencing.resource does not name it; a transaction''s term applies to one resource',
              p_term, p_resource, v_mark),
       format('SET LOCAL fencing.resource = %L in the transaction (or call fencing.enter(%L, %s, <leader>)) to advance it.', p_resource, p_resource, p_term));
+  END IF;
+  IF v_strict THEN
+    -- The advance must see every entering that committed while it waited (the registry, read after the mark-row lock);
+    -- a REPEATABLE READ / SERIALIZABLE snapshot taken before the wait would miss them.
+    RAISE EXCEPTION USING ERRCODE = 'FL011',
+      MESSAGE = format('fencing: cannot advance %s to term %s in a %s transaction: an advance runs under READ COMMITTED',
+                       p_resource, p_term, upper(current_setting('transaction_isolation'))),
+      HINT = 'Enter the new term in its own READ COMMITTED transaction first (the writer does), then run this transaction.';
   END IF;
   v_jump := coalesce((SELECT value::bigint FROM fencing.settings WHERE name = 'max_term_jump'), 1000000);
   IF p_term - v_mark > v_jump THEN
