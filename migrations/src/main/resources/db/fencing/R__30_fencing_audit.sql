@@ -401,6 +401,9 @@ BEGIN
 
   BEGIN
     EXECUTE format('ALTER ROLE fencing_auditor_writer LOGIN PASSWORD %L', v_password);
+    -- Each backend that rejected a write keeps one audit connection; one idle for 5 minutes is closed by the server
+    -- (the next rejection of that backend reopens it), so idle audit connections stay bounded by recent rejections.
+    ALTER ROLE fencing_auditor_writer SET idle_session_timeout = '5min';
   EXCEPTION WHEN insufficient_privilege THEN
     IF p_password IS NULL THEN
       RAISE EXCEPTION USING ERRCODE = 'FL003',

@@ -113,6 +113,50 @@ class AuditPathIT {
         }
     }
 
+    @Test
+    void idleAuditConnectionsAreClosedByTheServer() throws Exception {
+        assertThat(f.text("SELECT array_to_string(s.setconfig, ',') FROM pg_db_role_setting s"
+                + " WHERE s.setrole = 'fencing_auditor_writer'::regrole AND s.setdatabase = 0"))
+                .contains("idle_session_timeout=5min");
+    }
+
+    @Test
+    void claimsForEveryReasonAreCheckedAgainstTheSessionAndTheMark() throws Exception {
+        String audit = "SELECT fencing.audit_autonomously('ledger', %s, %s, %s, %s, '%s')";
+        try (Connection c = f.asApp("claims"); Statement s = c.createStatement()) {
+            // invalid_term: true only while this session's fencing.term is not a positive bigint.
+            s.execute("SET fencing.term = '7'");
+            s.execute(String.format(audit, "NULL", "NULL", "'public.payment'", "'INSERT'", "invalid_term"));
+            assertThat(counted("invalid_term")).isZero();
+            s.execute("SET fencing.term = '1e3'");
+            s.execute(String.format(audit, "NULL", "NULL", "'public.payment'", "'INSERT'", "invalid_term"));
+            assertThat(counted("invalid_term")).isEqualTo(1);
+            s.execute("RESET fencing.term");
+            // term_jump: more than max_term_jump (default 1000000) above the mark 5.
+            s.execute(String.format(audit, "1000005", "NULL", "NULL", "'ENTER'", "term_jump"));
+            assertThat(counted("term_jump")).isZero();
+            s.execute(String.format(audit, "1000006", "NULL", "NULL", "'ENTER'", "term_jump"));
+            assertThat(counted("term_jump")).isEqualTo(1);
+            // unscoped_term: above the mark while fencing.resource does not name the resource.
+            s.execute("SET fencing.resource = 'ledger'");
+            s.execute(String.format(audit, "6", "NULL", "'public.payment'", "'UPDATE'", "unscoped_term"));
+            assertThat(counted("unscoped_term")).isZero();
+            s.execute("SET fencing.resource = 'elsewhere'");
+            s.execute(String.format(audit, "6", "NULL", "'public.payment'", "'UPDATE'", "unscoped_term"));
+            assertThat(counted("unscoped_term")).isEqualTo(1);
+            // term_conflict: the mark's own term, offered by another leader than the one holding it.
+            assertThat(text(s, String.format(audit, "5", "'leader-5'", "NULL", "'ENTER'", "term_conflict"))).isEqualTo("f");
+            assertThat(text(s, String.format(audit, "5", "'leader-x'", "NULL", "'ENTER'", "term_conflict"))).isEqualTo("t");
+        }
+        assertThat(counted("term_conflict")).isEqualTo(1);
+        assertThat(f.text("SELECT offered_term || ' ' || highest_accepted || ' ' || leader_id || ' ' || db_user"
+                + " FROM fencing.rejected_write WHERE reason = 'term_conflict'")).isEqualTo("5 5 leader-x audit_app");
+    }
+
+    private long counted(String reason) throws SQLException {
+        return f.count("SELECT trigger_counted FROM fencing.rejection_counts WHERE reason = '" + reason + "'");
+    }
+
     private static void awaitGone(Statement d, String pid) throws SQLException {
         long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
         while (System.nanoTime() < deadline) {
