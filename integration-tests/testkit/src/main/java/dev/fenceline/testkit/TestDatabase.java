@@ -30,9 +30,9 @@ public final class TestDatabase implements AutoCloseable {
         return server.superuser();
     }
 
-    /** Null: the servers here use trust authentication on loopback. */
+    /** The superuser's password; null where the server trusts loopback connections (the default). */
     public String password() {
-        return null;
+        return server.superuserPassword();
     }
 
     /** An unpooled data source as the superuser. */
@@ -40,6 +40,9 @@ public final class TestDatabase implements AutoCloseable {
         PGSimpleDataSource ds = new PGSimpleDataSource();
         ds.setUrl(jdbcUrl());
         ds.setUser(user());
+        if (password() != null) {
+            ds.setPassword(password());
+        }
         return ds;
     }
 
