@@ -44,8 +44,8 @@ final class WorkerCommand implements Callable<Integer> {
     @Option(names = "--enter-scope", paramLabel = "SCOPE", defaultValue = "${env:FENCELINE_ENTER_SCOPE:-session}",
             description = "How the fenced writer enters its term on a PostgreSQL server session: session (once per "
                     + "connection and term; direct connections) or transaction (every transaction on its own, nothing left "
-                    + "on the server session; required behind a transaction-mode pooler such as PgBouncer) "
-                    + "(env FENCELINE_ENTER_SCOPE; default ${DEFAULT-VALUE}).")
+                    + "on the server session; required behind a transaction-mode pooler such as PgBouncer, whose "
+                    + "--jdbc-url also needs prepareThreshold=0) (env FENCELINE_ENTER_SCOPE; default ${DEFAULT-VALUE}).")
     String enterScope;
 
     @Option(names = "--metrics-port", paramLabel = "PORT", defaultValue = "${env:FENCELINE_METRICS_PORT}",
