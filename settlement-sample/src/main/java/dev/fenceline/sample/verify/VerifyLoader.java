@@ -16,6 +16,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.sql.Timestamp;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -33,9 +34,14 @@ public final class VerifyLoader {
         List<AttemptOutcome> outcomes = readHistory(historyFiles);
         try (Connection c = ds.getConnection()) {
             c.setAutoCommit(false);
-            c.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
-            c.setReadOnly(true);
             try {
+                // One snapshot, set by the transaction's own first statement. Not Connection.setTransactionIsolation:
+                // pgjdbc sends it as SET SESSION CHARACTERISTICS outside the transaction, which behind a
+                // transaction-mode pooler (PgBouncer) may run on another server session than the reads below, leaving
+                // them in READ COMMITTED and the isolation level behind for whichever client gets that session next.
+                try (Statement st = c.createStatement()) {
+                    st.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY");
+                }
                 long mark;
                 try (PreparedStatement ps = c.prepareStatement("SELECT highest_accepted FROM fencing.high_water_mark WHERE resource = ?")) {
                     ps.setString(1, resource);

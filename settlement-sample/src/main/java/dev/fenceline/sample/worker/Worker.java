@@ -137,7 +137,11 @@ public final class Worker implements AutoCloseable {
         ElectionAdmin admin = null;
         try {
             db = SampleDatabase.open(cfg.jdbcUrl(), cfg.dbUser(), cfg.dbPassword(), "fenceline-worker-" + cfg.workerId(), 3);
-            FencedWriter writer = FencedWriter.create(db.dataSource(), FencedWriterConfig.defaults());
+            // TRANSACTION scope behind a transaction-mode pooler: one server session serves many clients between their
+            // transactions, so nothing of the fence may outlive a transaction there (the writer then also sets its lock
+            // and idle timeouts per transaction, because the pooler drops startup options).
+            FencedWriter writer = FencedWriter.create(db.dataSource(),
+                    FencedWriterConfig.builder().enterScope(cfg.enterScope()).build());
             SettlementJob job = new SettlementJob(db.dataSource(), writer, cfg.resource(), cfg.workerId(), cfg.batchSize());
             if (cfg.metricsPort() != null) {
                 metrics = MetricsServer.start(cfg.metricsHost(), cfg.metricsPort(), registry, this::health);
@@ -172,8 +176,8 @@ public final class Worker implements AutoCloseable {
             e.addListener(this::onStateChange);
             election = e;
             e.start();
-            log.info("worker {} campaigning in election '{}' (ttl {} ms, batch {} every {} ms)", cfg.workerId(), cfg.election(),
-                    cfg.ttl().toMillis(), cfg.batchSize(), cfg.interval().toMillis());
+            log.info("worker {} campaigning in election '{}' (ttl {} ms, batch {} every {} ms, enter scope {})", cfg.workerId(),
+                    cfg.election(), cfg.ttl().toMillis(), cfg.batchSize(), cfg.interval().toMillis(), cfg.enterScope());
 
             long checkedTerm = -1;
             while (!stopping.get()) {

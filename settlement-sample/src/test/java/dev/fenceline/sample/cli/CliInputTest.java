@@ -60,6 +60,10 @@ class CliInputTest {
         assertThat(run("audit", "rejected", "--since", "yesterday").err()).contains("--since must be an ISO-8601");
         assertThat(run("worker", "--ttl-ms", "2500").err()).contains("--ttl-ms must be whole seconds");
         assertThat(run("worker", "--batch-size", "0").exit()).isEqualTo(2);
+        Run scope = run("worker", "--enter-scope", "pooled");
+        assertThat(scope.exit()).isEqualTo(2);
+        assertThat(scope.err()).contains("--enter-scope must be one of session, transaction (got 'pooled'")
+                .contains("Nothing was changed");
     }
 
     @Test

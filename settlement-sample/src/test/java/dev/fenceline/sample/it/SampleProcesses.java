@@ -35,14 +35,23 @@ final class SampleProcesses implements AutoCloseable {
 
     final TestDatabase db;
     final EtcdCluster etcd;
+    /** What workers and CLI commands connect with: PostgreSQL directly, or a pooler in front of it. */
     final String jdbcUrl;
+    /** PostgreSQL directly (set-up steps such as migrate and seed when {@link #jdbcUrl} goes through a pooler). */
+    final String directJdbcUrl;
     final Path dir;
     private final Map<String, ChildProcess> workers = new ConcurrentHashMap<>();
 
     SampleProcesses(TestDatabase db, EtcdCluster etcd, String name) throws Exception {
+        this(db, etcd, name, null);
+    }
+
+    /** {@code jdbcUrl}: the URL workers and CLI commands use (e.g. through a pooler); null = PostgreSQL directly. */
+    SampleProcesses(TestDatabase db, EtcdCluster etcd, String name, String jdbcUrl) throws Exception {
         this.db = db;
         this.etcd = etcd;
-        this.jdbcUrl = db.jdbcUrl() + "?user=" + db.user();
+        this.directJdbcUrl = db.jdbcUrl() + "?user=" + db.user();
+        this.jdbcUrl = jdbcUrl == null ? directJdbcUrl : jdbcUrl;
         this.dir = Files.createDirectories(Path.of("target", "it-work", name + "-" + System.currentTimeMillis()).toAbsolutePath());
     }
 
@@ -62,6 +71,13 @@ final class SampleProcesses implements AutoCloseable {
     Result cli(String... args) throws InterruptedException {
         List<String> a = new ArrayList<>(List.of(args));
         a.addAll(common());
+        return cliRaw(a);
+    }
+
+    /** Like {@link #cli} but connected to PostgreSQL directly, whatever {@link #jdbcUrl} is. */
+    Result cliDirect(String... args) throws InterruptedException {
+        List<String> a = new ArrayList<>(List.of(args));
+        a.addAll(List.of("--jdbc-url", directJdbcUrl, "--etcd", etcd.endpointsCsv(), "--election", ELECTION));
         return cliRaw(a);
     }
 
@@ -135,6 +151,11 @@ final class SampleProcesses implements AutoCloseable {
 
     long pending() throws SQLException {
         return scalar("SELECT count(*) FROM settlement.payment WHERE status = 'PENDING'");
+    }
+
+    /** The fence's mark (highest accepted term) of the sample's resource. */
+    long mark() throws SQLException {
+        return scalar("SELECT highest_accepted FROM fencing.high_water_mark WHERE resource = '" + ELECTION + "'");
     }
 
     long batchesOfTerm(long term) throws SQLException {
