@@ -21,7 +21,8 @@ CREATE OR REPLACE FUNCTION fencing.rejection_reasons()
 RETURNS text[]
 LANGUAGE sql IMMUTABLE
 SET search_path = pg_catalog, pg_temp
-AS $fn$ SELECT ARRAY['stale_term', 'no_term', 'term_conflict', 'invalid_term', 'term_jump', 'unscoped_term'] $fn$;
+AS $fn$ SELECT ARRAY['stale_term', 'no_term', 'term_conflict', 'invalid_term', 'term_jump', 'unscoped_term',
+                     'break_glass_refused', 'not_allowed'] $fn$;
 REVOKE ALL ON FUNCTION fencing.rejection_reasons() FROM PUBLIC;
 
 -- Checks a rejection claim against the database's state right now. Returns the current mark, the reason to record
@@ -107,6 +108,15 @@ BEGIN
       IF p_offered_term IS NULL OR p_offered_term <= mark OR v_scope = p_resource THEN
         refusal := format('term %s with fencing.resource %s does not need a scope for resource %s (mark %s)',
                           coalesce(p_offered_term::text, 'NULL'), coalesce(quote_literal(v_scope), 'unset'), p_resource, mark);
+      END IF;
+    WHEN 'break_glass_refused' THEN
+      IF nullif(btrim(coalesce(current_setting('fencing.break_glass', true), '')), '') IS NULL
+         OR pg_has_role(session_user, 'fencing_break_glass', 'MEMBER') THEN
+        refusal := format('session user %s did not ask for break-glass, or may', session_user);
+      END IF;
+    WHEN 'not_allowed' THEN
+      IF p_offered_term IS NULL OR pg_has_role(session_user, 'fencing_app', 'MEMBER') THEN
+        refusal := format('session user %s offered no term, or is a member of fencing_app', session_user);
       END IF;
   END CASE;
 END
@@ -582,7 +592,9 @@ SELECT c.reason,
         UNION ALL SELECT 'term_conflict', CASE WHEN is_called THEN last_value ELSE 0 END FROM fencing.rejections_term_conflict
         UNION ALL SELECT 'invalid_term', CASE WHEN is_called THEN last_value ELSE 0 END FROM fencing.rejections_invalid_term
         UNION ALL SELECT 'term_jump', CASE WHEN is_called THEN last_value ELSE 0 END FROM fencing.rejections_term_jump
-        UNION ALL SELECT 'unscoped_term', CASE WHEN is_called THEN last_value ELSE 0 END FROM fencing.rejections_unscoped_term) c
+        UNION ALL SELECT 'unscoped_term', CASE WHEN is_called THEN last_value ELSE 0 END FROM fencing.rejections_unscoped_term
+        UNION ALL SELECT 'break_glass_refused', CASE WHEN is_called THEN last_value ELSE 0 END FROM fencing.rejections_break_glass_refused
+        UNION ALL SELECT 'not_allowed', CASE WHEN is_called THEN last_value ELSE 0 END FROM fencing.rejections_not_allowed) c
   LEFT JOIN (SELECT r.reason,
                     count(*) FILTER (WHERE r.source = 'trigger') AS trigger_rows,
                     count(*) FILTER (WHERE r.source = 'writer')  AS writer_rows

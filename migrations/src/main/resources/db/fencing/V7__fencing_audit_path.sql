@@ -15,8 +15,11 @@ CREATE SEQUENCE IF NOT EXISTS fencing.rejections_term_conflict AS bigint MINVALU
 CREATE SEQUENCE IF NOT EXISTS fencing.rejections_invalid_term  AS bigint MINVALUE 1 NO CYCLE;
 CREATE SEQUENCE IF NOT EXISTS fencing.rejections_term_jump     AS bigint MINVALUE 1 NO CYCLE;
 CREATE SEQUENCE IF NOT EXISTS fencing.rejections_unscoped_term AS bigint MINVALUE 1 NO CYCLE;
+CREATE SEQUENCE IF NOT EXISTS fencing.rejections_break_glass_refused AS bigint MINVALUE 1 NO CYCLE;
+CREATE SEQUENCE IF NOT EXISTS fencing.rejections_not_allowed  AS bigint MINVALUE 1 NO CYCLE;
 REVOKE ALL ON SEQUENCE fencing.rejections_stale_term, fencing.rejections_no_term, fencing.rejections_term_conflict,
-                       fencing.rejections_invalid_term, fencing.rejections_term_jump, fencing.rejections_unscoped_term
+                       fencing.rejections_invalid_term, fencing.rejections_term_jump, fencing.rejections_unscoped_term,
+                       fencing.rejections_break_glass_refused, fencing.rejections_not_allowed
   FROM PUBLIC;
 
 -- 2. The dedicated audit login role. The trigger's audit connection logs in as this role (never as the owner or a

@@ -89,7 +89,16 @@ public final class GenerateJooq {
                                 // Internal helpers of the trigger and dblink's functions are not API.
                                 .withExcludes(FencingMigrations.HISTORY_TABLE
                                         + "|dblink.*|conninfo_quote|check_resource_name|guard|guard_slow"
-                                        + "|audit_autonomously|log_break_glass|lock_key_seq|protect_table|unprotect_table"))
+                                        + "|audit_autonomously|log_break_glass|lock_key_seq|protect_table|unprotect_table"
+                                        // the fence's internals (R__20, R__50)
+                                        + "|rejection_detail|reject|reject_term_conflict|holds_share|mark_entered|advance"
+                                        + "|terminate_backend|prepared_holding|enter_at|register_protected"
+                                        + "|unregister_protected|children_protected_automatically|protect_one|descendants"
+                                        + "|protect_new_children|forget_dropped_tables|install_event_triggers"
+                                        // the audit's internals (R__30, V7)
+                                        + "|check_rejection_claim|append_trigger_rejection|audit_dblink_refusal"
+                                        + "|audit_connection_target|check_setting|rejection_reasons|configure_audit_writer"
+                                        + "|audit_path|rejections_.*"))
                         .withGenerate(new Generate()
                                 .withJavaTimeTypes(true)
                                 .withRecords(true)

@@ -19,6 +19,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.Collections;
 import java.util.Map;
 import java.util.Objects;
@@ -243,6 +244,36 @@ public final class WriterEngine {
         }
     }
 
+    /**
+     * {@code fencing.enter()} on {@code c} (autocommit). An advance runs only under READ COMMITTED (FL011: it must see
+     * every entering that committed while it waited); when the connection's default isolation is stricter, the
+     * entering is repeated in an explicit READ COMMITTED transaction.
+     */
+    private static long enterSession(Connection c, FencingToken token) throws SQLException {
+        try {
+            return Routines.enter(dsl(c).configuration(), token.resource(), token.term(), token.leaderId());
+        } catch (org.jooq.exception.DataAccessException e) {
+            SQLException s = unwrap(e);
+            if (!"FL011".equals(s.getSQLState())) {
+                throw s;
+            }
+        }
+        c.setAutoCommit(false);
+        try {
+            try (Statement st = c.createStatement()) {
+                st.execute("SET TRANSACTION ISOLATION LEVEL READ COMMITTED");
+            }
+            long mark = Routines.enter(dsl(c).configuration(), token.resource(), token.term(), token.leaderId());
+            c.commit();
+            return mark;
+        } catch (org.jooq.exception.DataAccessException e) {
+            rollbackQuietly(c);
+            throw unwrap(e);
+        } finally {
+            c.setAutoCommit(true);
+        }
+    }
+
     /** Thrown inside a transaction whose {@code enter_transaction()} found a higher mark; nothing was written. */
     private static final class StaleEntering extends RuntimeException {
         private final long mark;
@@ -282,11 +313,7 @@ public final class WriterEngine {
         if (!c.getAutoCommit()) {
             c.setAutoCommit(true);   // enter() must commit on its own: an advance releases its exclusive lock at commit
         }
-        try {
-            mark = Routines.enter(dsl(c).configuration(), token.resource(), token.term(), token.leaderId());
-        } catch (org.jooq.exception.DataAccessException e) {
-            throw unwrap(e);
-        }
+        mark = enterSession(c, token);
         if (mark == token.term()) {
             state.put(token.resource(), token.term());
             return;
@@ -413,7 +440,7 @@ public final class WriterEngine {
                         }
                     }
                 }
-                long mark = Routines.enter(dsl(c).configuration(), token.resource(), token.term(), token.leaderId());
+                long mark = enterSession(c, token);
                 if (mark == token.term()) {
                     stateOf(c).put(token.resource(), token.term());
                 }
