@@ -419,13 +419,38 @@ AS $fn$ SELECT fencing.enter_at(p_resource, p_term, p_leader_id, false) $fn$;
 COMMENT ON FUNCTION fencing.enter(text, bigint, text) IS
   'Enters this session (until it ends) for the resource at the term. Returns the term when accepted (advancing the mark if the term is newer), or the higher accepted term when stale (nothing changed: the caller rejects and audits). Raises FL003 (bad input), FL004 (unknown resource), FL005 (advance timed out), FL009 (term jump too large). Not behind a transaction pooler: use enter_transaction there.';
 
+-- Transaction scope runs once per transaction behind a pooler, so its common case (the mark equals the term) is kept
+-- lean: no SECURITY DEFINER and no SET clause (each costs a search-path recomputation per call), every name and
+-- operator schema-qualified (the caller's search_path must not matter), and nothing a fencing_app role could not do
+-- itself (read the mark, take the shared lock, set the setting). Every other case goes to enter_at(). The lock is
+-- taken in one statement and the mark read in the next: under READ COMMITTED that read has a snapshot taken after the
+-- lock was granted, i.e. after any advance that held the exclusive lock has committed.
 CREATE OR REPLACE FUNCTION fencing.enter_transaction(p_resource text, p_term bigint, p_leader_id text DEFAULT NULL)
 RETURNS bigint
-LANGUAGE sql
+LANGUAGE plpgsql
 VOLATILE
-SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-AS $fn$ SELECT fencing.enter_at(p_resource, p_term, p_leader_id, true) $fn$;
+AS $fn$
+DECLARE
+  v_key    bigint;
+  v_mark   bigint;
+  v_holder text;
+BEGIN
+  IF pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.=) 'read committed' THEN
+    SELECT m.lock_key INTO v_key FROM fencing.high_water_mark m WHERE m.resource OPERATOR(pg_catalog.=) p_resource;
+    IF v_key IS NOT NULL THEN
+      PERFORM pg_catalog.pg_advisory_xact_lock_shared(1178946115, v_key::integer);
+      SELECT m.highest_accepted, m.leader_id INTO v_mark, v_holder
+        FROM fencing.high_water_mark m WHERE m.resource OPERATOR(pg_catalog.=) p_resource;
+      IF v_mark OPERATOR(pg_catalog.=) p_term
+         AND (v_holder IS NULL OR p_leader_id IS NULL OR v_holder OPERATOR(pg_catalog.=) p_leader_id) THEN
+        PERFORM pg_catalog.set_config('fencing.entered_' OPERATOR(pg_catalog.||) v_key::text, p_term::text, true);
+        RETURN p_term;
+      END IF;
+    END IF;
+  END IF;
+  RETURN fencing.enter_at(p_resource, p_term, p_leader_id, true);
+END
+$fn$;
 COMMENT ON FUNCTION fencing.enter_transaction(text, bigint, text) IS
   'Enters this transaction only (nothing is left on the session afterwards: safe behind PgBouncer transaction pooling). Same results and errors as fencing.enter().';
 
@@ -440,3 +465,5 @@ REVOKE EXECUTE ON FUNCTION fencing.rejection_detail(text, bigint, bigint, boolea
   fencing.enter_at(text, bigint, text, boolean, boolean, text, text),
   fencing.enter_transaction(text, bigint, text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION fencing.enter_transaction(text, bigint, text) TO fencing_app;
+-- enter_transaction() runs as its caller and hands every case but the common one to enter_at().
+GRANT EXECUTE ON FUNCTION fencing.enter_at(text, bigint, text, boolean, boolean, text, text) TO fencing_app;
