@@ -135,9 +135,7 @@ public final class DefaultElectionAdmin implements ElectionAdmin {
 
   @Override
   public long ensureTermAtLeast(String election, long term) {
-    if (term < 1) {
-      throw new ElectionException("ensureTermAtLeast needs a term of at least 1 but got " + term);
-    }
+    Terms.checkFloor(election, term);
     ElectionKeys k = keys(election);
     for (int i = 0; i < MAX_CAS_ATTEMPTS; i++) {
       GetResponse r = await(etcd.get(k.termFloor()), "read " + k.termFloor());

@@ -61,6 +61,13 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
   private long watchGeneration;
   private volatile boolean watchDelivering;
   private final Backoff watchBackoff;
+  /** The member the prefix watch runs on; moves to the next member whenever the watch is re-created. */
+  private volatile int watchEndpoint;
+  /** nanoTime of the last watch response of any kind (events, progress, created). */
+  private volatile long lastWatchResponseNanos;
+  /** nanoTime of the oldest progress request not yet followed by a response; 0 = none outstanding. */
+  private volatile long progressRequestedNanos;
+  private ScheduledFuture<?> livenessTask;
   private Thread shutdownHook;
 
   private DefaultElectionSession(ElectionConfig config) {
@@ -88,6 +95,7 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
       long revision = s.keeper.grantInitial(config.connectTimeout());
       s.etcd.history().advance(before, revision);
       s.startWatch();
+      s.startLivenessChecks();
     } catch (RuntimeException e) {
       s.shutdownQuietly();
       throw e;
@@ -145,6 +153,11 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
   /** The lease keeper's deadline on the nanoTime scale (tests, diagnostics). */
   public long leaseValidUntilNanos() {
     return keeper.view().validUntilNanos();
+  }
+
+  /** The etcd client URL the prefix watch currently runs on (tests, diagnostics). */
+  public String watchEndpoint() {
+    return etcd.endpoint(watchEndpoint).uri;
   }
 
   /** The revision the prefix watch has seen up to (tests, diagnostics). */
@@ -233,7 +246,9 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
         .withRevision(from.revision() + 1)
         .withRequireLeader(true) // a member cut off from the quorum cancels the watch instead of going silent
         .build();
-    Watch.Watcher w = etcd.client().getWatchClient().watch(bytes(config.keyPrefix()), opt, Watch.listener(
+    progressRequestedNanos = 0;
+    lastWatchResponseNanos = System.nanoTime();
+    Watch.Watcher w = etcd.watchClient(watchEndpoint).watch(bytes(config.keyPrefix()), opt, Watch.listener(
         r -> onWatchResponse(from, r), t -> onWatchError(generation, t), () -> onWatchError(generation, null)));
     boolean current;
     Watch.Watcher previous = null;
@@ -255,6 +270,8 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
   private void onWatchResponse(ClusterHistory.Mark from, WatchResponse r) {
     // Watch headers may lag (a member's local state), so only their cluster id is checked.
     etcd.observe(from, r.getHeader(), false);
+    lastWatchResponseNanos = System.nanoTime();
+    progressRequestedNanos = 0;
     if (!r.getEvents().isEmpty()) {
       watchDelivering = true;
     }
@@ -289,6 +306,11 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
   }
 
   private void handleWatchError(long generation, Throwable t) {
+    handleWatchError(generation, t, false);
+  }
+
+  /** @param now re-create without backoff (the member is hung, not the cluster) */
+  private void handleWatchError(long generation, Throwable t, boolean now) {
     Watch.Watcher old;
     Duration delay;
     synchronized (watchLock) {
@@ -302,15 +324,17 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
         watchBackoff.reset();
         watchDelivering = false;
       }
-      delay = watchBackoff.next();
+      delay = now ? Duration.ZERO : watchBackoff.next();
+      // the next watch goes to another member: the one that failed may be hung, partitioned or stopped
+      watchEndpoint = (watchEndpoint + 1) % etcd.endpointCount();
     }
     if (old != null) {
       old.close();
     }
     metrics.watchRestarts.increment();
     boolean compacted = LeaseKeeper.unwrap(t) instanceof CompactedException;
-    log.warn("watch ended, re-creating in {} ms: prefix={} from_revision={} error=\"{}\"", delay.toMillis(),
-        config.keyPrefix(), compacted ? "current" : etcd.history().revision() + 1,
+    log.warn("watch ended, re-creating in {} ms on {}: prefix={} from_revision={} error=\"{}\"", delay.toMillis(),
+        etcd.endpoint(watchEndpoint), config.keyPrefix(), compacted ? "current" : etcd.history().revision() + 1,
         t == null ? "stream completed" : LeaseKeeper.describe(t));
     schedule(() -> restartWatch(compacted), delay);
   }
@@ -367,6 +391,66 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
     }
   }
 
+  // ------------------------------------------------------------------ liveness without trusting one stream
+
+  /*
+   * Followers must not depend on one watch stream: a member that hangs (SIGSTOP, a stuck disk, silent packet
+   * loss) keeps the TCP connection open and the watch silent, and gRPC keepalive notices only after
+   * keepaliveTime + keepaliveTimeout. So, every renew interval:
+   *  1. every election that does not hold a term re-reads its keys (a linearizable read, with failover to
+   *     the next member): a leader whose lease expired is noticed within one interval of the expiry, whatever
+   *     the watch does;
+   *  2. the watch gets a progress request; if the previous one got no response within callTimeout, the
+   *     watch is re-created at once on the next member (it would only bring the events the reads find anyway,
+   *     but a live watch keeps handovers fast).
+   */
+  private void startLivenessChecks() {
+    long period = config.renewInterval().toNanos();
+    livenessTask = workPool.scheduleWithFixedDelay(this::checkLiveness, period, period, TimeUnit.NANOSECONDS);
+  }
+
+  private void checkLiveness() {
+    if (closed.get() || crashed) {
+      return;
+    }
+    try {
+      elections.values().forEach(DefaultLeaderElection::pollIfWaiting);
+      checkWatch();
+    } catch (RuntimeException e) {
+      log.warn("liveness check failed; next one in {} ms", config.renewInterval().toMillis(), e);
+    }
+  }
+
+  private void checkWatch() {
+    Watch.Watcher w;
+    long generation;
+    synchronized (watchLock) {
+      w = watcher;
+      generation = watchGeneration;
+    }
+    if (w == null) {
+      return; // being re-created
+    }
+    long now = System.nanoTime();
+    long asked = progressRequestedNanos;
+    if (asked != 0 && now - asked > config.callTimeout().toNanos()
+        && lastWatchResponseNanos - asked < 0) {
+      metrics.watchStalls.increment();
+      log.warn("watch on {} gave no progress response within callTimeout={}ms: re-creating it on the next member",
+          etcd.endpoint(watchEndpoint), config.callTimeout().toMillis());
+      handleWatchError(generation, null, true);
+      return;
+    }
+    if (asked == 0) {
+      progressRequestedNanos = now;
+      try {
+        w.requestProgress();
+      } catch (RuntimeException e) {
+        log.debug("watch progress request failed", e);
+      }
+    }
+  }
+
   // ------------------------------------------------------------------ lifecycle
 
   @Override
@@ -415,6 +499,9 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
   }
 
   private void shutdownQuietly() {
+    if (livenessTask != null) {
+      livenessTask.cancel(false);
+    }
     closeWatcher();
     keeper.close();
     leaseThread.shutdownNow();

@@ -284,6 +284,18 @@ final class DefaultLeaderElection implements LeaderElection {
     exec.execute(this::evaluate);
   }
 
+  /**
+   * The session's periodic check: an election without a term re-reads unless an operation is already in
+   * flight. This, not the watch, bounds how late a follower notices an expired leader (see the session).
+   */
+  void pollIfWaiting() {
+    exec.execute(() -> {
+      if (lifecycle.get() == Lifecycle.STARTED && leadership == null && !opInFlight && recordToDelete == null) {
+        evaluate();
+      }
+    });
+  }
+
   void onWatchEvent(WatchEvent event) {
     exec.execute(() -> {
       LeadershipImpl l = leadership;
@@ -501,7 +513,16 @@ final class DefaultLeaderElection implements LeaderElection {
   }
 
   private void campaign(Snapshot s, long leaseId) {
-    long term = Math.max(s.term + 1, Math.max(s.floor, 1));
+    long term;
+    try {
+      term = Terms.next(s.term, s.floor);
+    } catch (IllegalArgumentException | ArithmeticException e) {
+      // Never wrap around or guess: an exhausted or absurd term space needs an operator.
+      log.error("not campaigning: election={} problem=\"{}\"", keys.election(), e.getMessage());
+      transition(FOLLOWER, "cannot issue a term: " + e.getMessage(), null);
+      scheduleRetry(config.retryBackoffMax());
+      return;
+    }
     byte[] nonceBytes = new byte[12];
     RANDOM.nextBytes(nonceBytes);
     String nonce = HexFormat.of().formatHex(nonceBytes);
@@ -523,6 +544,12 @@ final class DefaultLeaderElection implements LeaderElection {
             won(rec, value, r.getHeader().getRevision(), "campaign won");
           } else if (e == null) {
             dirty = true; // compares failed: someone else moved first; re-read decides
+          } else if (EtcdFailure.isDefinite(e)) {
+            // etcd answered and rejected it (e.g. NOT_FOUND: our lease is gone): it did not commit and never
+            // will, so there is nothing to resolve.
+            log.warn("campaign rejected by etcd (not committed): election={} candidate={} term={} lease={} "
+                + "error=\"{}\"", keys.election(), candidateId, term, leaseId, EtcdFailure.describe(e));
+            scheduleRetry(backoff.next());
           } else {
             // Outcome unknown: the transaction may still commit later. Remember the nonce; a later read
             // that finds our lease + this nonce in the record means we won.
