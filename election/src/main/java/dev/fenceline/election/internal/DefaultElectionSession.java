@@ -96,6 +96,7 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
       s.etcd.history().advance(before, revision);
       s.startWatch();
       s.startLivenessChecks();
+      s.checkServerVersions();
     } catch (RuntimeException e) {
       s.shutdownQuietly();
       throw e;
@@ -286,11 +287,42 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
       if (slash <= 0) {
         continue;
       }
-      DefaultLeaderElection e = elections.get(rest.substring(0, slash));
+      String name = rest.substring(0, slash);
+      DefaultLeaderElection e = elections.get(name);
       if (e != null) {
         e.onWatchEvent(ev);
+      } else if (ev.getEventType() == WatchEvent.EventType.PUT && rest.equals(name + "/leader")
+          && ev.getKeyValue().getLease() != 0 && ev.getKeyValue().getLease() == keeper.view().leaseId()) {
+        io.etcd.jetcd.KeyValue orphan = ev.getKeyValue();
+        try {
+          workPool.execute(() -> deleteOrphan(name, orphan)); // leave jetcd's watch lock first
+        } catch (java.util.concurrent.RejectedExecutionException ignored) {
+          // closing: the lease revoke removes it
+        }
       }
     }
+  }
+
+  /**
+   * A leader record on our lease for an election this session has no handle for: a campaign of a closed
+   * election whose outcome was unknown committed late. Nobody could use it, and it would block the election
+   * until our lease ends: delete it, guarded on its mod revision and exact bytes.
+   */
+  private void deleteOrphan(String election, io.etcd.jetcd.KeyValue kv) {
+    log.warn("deleting a leader record on this session's lease for an election it no longer runs: election={} "
+        + "lease={} mod_revision={}", election, kv.getLease(), kv.getModRevision());
+    etcd.txn(t -> t.If(
+            new io.etcd.jetcd.op.Cmp(kv.getKey(), io.etcd.jetcd.op.Cmp.Op.EQUAL,
+                io.etcd.jetcd.op.CmpTarget.modRevision(kv.getModRevision())),
+            new io.etcd.jetcd.op.Cmp(kv.getKey(), io.etcd.jetcd.op.Cmp.Op.EQUAL,
+                io.etcd.jetcd.op.CmpTarget.value(kv.getValue())))
+        .Then(io.etcd.jetcd.op.Op.delete(kv.getKey(), io.etcd.jetcd.options.DeleteOption.DEFAULT)))
+        .whenComplete((r, err) -> {
+          if (err != null) {
+            log.warn("deleting the orphaned record failed: election={} error=\"{}\"; it goes with the lease",
+                election, EtcdFailure.describe(err));
+          }
+        });
   }
 
   /** @param generation the failing watcher's generation; -1 = a failed restart */
@@ -391,6 +423,37 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
     }
   }
 
+  /**
+   * Reads every member's server version (best effort, one status call each, bounded by callTimeout) and warns
+   * loudly for versions whose leader may revoke live leases after a stall (see {@link EtcdVersions}). The
+   * gauge {@code fenceline.election.etcd.lease.revocation.bug} counts the affected members seen at open().
+   */
+  private void checkServerVersions() {
+    List<String> affected = new ArrayList<>();
+    List<String> seen = new ArrayList<>();
+    for (int i = 0; i < etcd.endpointCount(); i++) {
+      String uri = etcd.endpoint(i).uri;
+      try {
+        String v = etcd.status(i).get(config.callTimeout().toMillis() + 100, TimeUnit.MILLISECONDS).getVersion();
+        seen.add(uri + "=" + v);
+        if (EtcdVersions.hasLeaseRevocationBug(v)) {
+          affected.add(uri + "=" + v);
+        }
+      } catch (Exception e) {
+        seen.add(uri + "=unknown (" + EtcdFailure.describe(e) + ")");
+      }
+    }
+    metrics.leaseRevocationBugMembers(affected.size());
+    if (!affected.isEmpty()) {
+      log.warn("etcd members {} run a version whose leader can revoke live leases after a stall (slow disk, CPU "
+          + "starvation; fixed in etcd 3.4.30 / 3.5.13): a successor may then win before this leader's local "
+          + "deadline. Leadership.isValidNow() cannot protect against that; the resource fence must. Upgrade etcd.",
+          affected);
+    } else {
+      log.info("etcd server versions: {}", seen);
+    }
+  }
+
   // ------------------------------------------------------------------ liveness without trusting one stream
 
   /*
@@ -458,6 +521,18 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
     if (!closed.compareAndSet(false, true)) {
       return;
     }
+    if (CallbackContext.inside()) {
+      // from a callback or a session thread: closing waits for the elections, which may need this thread
+      Thread t = new Thread(this::closeNow, "fenceline-session-close");
+      t.setDaemon(true);
+      t.start();
+      log.debug("session close() from a callback: closing on another thread");
+      return;
+    }
+    closeNow();
+  }
+
+  private void closeNow() {
     if (shutdownHook != null) {
       try {
         Runtime.getRuntime().removeShutdownHook(shutdownHook);
@@ -556,7 +631,7 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
   private static ThreadFactory daemon(String name) {
     AtomicInteger i = new AtomicInteger();
     return r -> {
-      Thread t = new Thread(r, name + "-" + i.incrementAndGet());
+      Thread t = new Thread(CallbackContext.marked(r), name + "-" + i.incrementAndGet());
       t.setDaemon(true);
       return t;
     };

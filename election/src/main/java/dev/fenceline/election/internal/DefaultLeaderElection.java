@@ -166,7 +166,7 @@ final class DefaultLeaderElection implements LeaderElection {
 
   @Override
   public Leadership awaitLeadership(Duration timeout) throws InterruptedException, TimeoutException {
-    long deadline = System.nanoTime() + timeout.toNanos();
+    long deadline = now() + timeout.toNanos();
     synchronized (monitor) {
       while (true) {
         LeadershipImpl l = leadership;
@@ -176,7 +176,7 @@ final class DefaultLeaderElection implements LeaderElection {
         if (state == CLOSED) {
           throw new ElectionException("election '" + keys.election() + "' is closed: no leadership to await");
         }
-        long left = deadline - System.nanoTime();
+        long left = deadline - now();
         if (left <= 0) {
           throw new TimeoutException("candidate '" + candidateId + "' did not become leader of election '"
               + keys.election() + "' within " + timeout.toMillis() + "ms (state " + state + ")");
@@ -214,12 +214,14 @@ final class DefaultLeaderElection implements LeaderElection {
       return CompletableFuture.completedFuture(null);
     }
     CompletableFuture<Void> done = new CompletableFuture<>();
+    // completed on the listener executor: what the caller chains onto it must not run on an election thread
+    Runnable complete = () -> CallbackContext.deliver(session.listenerExecutor(), () -> done.complete(null));
     exec.execute(() -> {
       startHoldOff();
       if (leadership == null) {
-        done.complete(null);
+        complete.run();
       } else {
-        resignNow(LossReason.RESIGNED, "resign() called", false, false).whenComplete((v, e) -> done.complete(null));
+        resignNow(LossReason.RESIGNED, "resign() called", false, false).whenComplete((v, e) -> complete.run());
       }
     });
     return done;
@@ -228,6 +230,13 @@ final class DefaultLeaderElection implements LeaderElection {
   @Override
   public void close() {
     CompletableFuture<Void> done = closeAsync();
+    if (CallbackContext.inside()) {
+      // Called from a listener, a stage of lost()/resign(), or an election thread: waiting here could block
+      // the very thread that has to finish the close. Validity already ended; the delete completes by itself.
+      log.debug("election close() from a callback: not waiting for the record delete: election={} candidate={}",
+          keys.election(), candidateId);
+      return;
+    }
     try {
       done.get(config.callTimeout().toMillis() * 2 + 100, TimeUnit.MILLISECONDS);
     } catch (InterruptedException e) {
@@ -260,6 +269,9 @@ final class DefaultLeaderElection implements LeaderElection {
       if (leadership != null) {
         resignNow(LossReason.CLOSED, deleteRecord ? "close() called" : "session closing: lease will be revoked",
             false, true, deleteRecord).whenComplete((v, e) -> done.complete(null));
+      } else if (deleteRecord && !unresolved.isEmpty()) {
+        transition(CLOSED, "close() called", null);
+        resolvePendingCampaignsOnClose(done);
       } else {
         transition(CLOSED, "close() called", null);
         done.complete(null);
@@ -269,6 +281,46 @@ final class DefaultLeaderElection implements LeaderElection {
       session.forget(this);
       meters.remove();
     });
+  }
+
+  /**
+   * Closing while a campaign's outcome is unknown: if it committed, the record sits on a lease the session
+   * keeps renewing and nobody else could lead until the session closes. One read decides: a record with our
+   * lease and a pending campaign's nonce is deleted, guarded on its mod revision and exact bytes. A campaign
+   * that commits only after this read is removed by the session, which deletes any record on its lease that
+   * appears for an election it has no handle for.
+   */
+  private void resolvePendingCampaignsOnClose(CompletableFuture<Void> done) {
+    etcd.get(keys.leader()).whenCompleteAsync((r, e) -> {
+      if (e == null && !r.getKvs().isEmpty()) {
+        KeyValue kv = r.getKvs().get(0);
+        String nonce = null;
+        try {
+          nonce = LeaderRecordCodec.decode(kv.getValue().getBytes()).nonce();
+        } catch (IllegalArgumentException unreadable) {
+          // not ours: ours are always readable
+        }
+        long[] pending = nonce == null ? null : unresolved.get(nonce);
+        if (pending != null && pending[0] == kv.getLease()) {
+          log.info("closing: a campaign with unknown outcome had committed; deleting its record: election={} "
+              + "candidate={} nonce={}", keys.election(), candidateId, nonce);
+          unresolved.clear();
+          recordToDelete = new RecordToDelete(kv.getLease(), kv.getModRevision(), kv.getValue(), false, done);
+          if (!opInFlight) {
+            deleteRecord();
+          } else {
+            dirty = true;
+          }
+          return;
+        }
+      } else if (e != null) {
+        log.warn("closing: could not read whether a campaign with unknown outcome committed: election={} "
+            + "error=\"{}\"; the session removes such a record when it sees it", keys.election(),
+            EtcdFailure.describe(e));
+      }
+      unresolved.clear();
+      done.complete(null);
+    }, exec);
   }
 
   @Override
@@ -300,6 +352,21 @@ final class DefaultLeaderElection implements LeaderElection {
     exec.execute(() -> {
       LeadershipImpl l = leadership;
       KeyValue kv = event.getKeyValue();
+      if (lifecycle.get() == Lifecycle.CLOSED) {
+        // A campaign with unknown outcome committed after close() read the key: give the record back.
+        if (event.getEventType() == WatchEvent.EventType.PUT && l == null && recordToDelete == null
+            && kv.getLease() != 0 && kv.getLease() == keeper.view().leaseId()
+            && string(kv.getKey()).equals(keys.leader())) {
+          recordToDelete = new RecordToDelete(kv.getLease(), kv.getModRevision(), kv.getValue(), false,
+              new CompletableFuture<>());
+          if (!opInFlight) {
+            deleteRecord();
+          } else {
+            dirty = true;
+          }
+        }
+        return;
+      }
       // Our own campaign transaction (record + term at one revision) needs no re-read.
       if (l != null && event.getEventType() == WatchEvent.EventType.PUT
           && kv.getModRevision() == l.recordModRevision) {
@@ -311,14 +378,14 @@ final class DefaultLeaderElection implements LeaderElection {
       if (event.getEventType() == WatchEvent.EventType.DELETE && l == null && !opInFlight && recordToDelete == null
           && lifecycle.get() == Lifecycle.STARTED && lastSnapshot != null && !lastSnapshot.paused
           && lastSnapshot.epoch == etcd.history().mark().epoch() // never CAS with revisions of an older history
-          && !(holdingOff && holdOffUntilNanos - System.nanoTime() > 0)
+          && !(holdingOff && holdOffUntilNanos - now() > 0)
           && string(kv.getKey()).equals(keys.leader())) {
         LeaseKeeper.View lease = keeper.view();
         if (lease.health() == LeaseKeeper.Health.HEALTHY) {
           Snapshot s = lastSnapshot;
           lastSnapshot = null; // used once
           if (leaderAbsentSinceNanos < 0) {
-            leaderAbsentSinceNanos = System.nanoTime();
+            leaderAbsentSinceNanos = now();
           }
           campaign(s, lease.leaseId());
           return;
@@ -494,7 +561,7 @@ final class DefaultLeaderElection implements LeaderElection {
       return;
     }
     if (holdingOff) {
-      long left = holdOffUntilNanos - System.nanoTime();
+      long left = holdOffUntilNanos - now();
       if (left > 0) {
         transition(FOLLOWER, "holding off after resigning", null);
         scheduleRetry(Duration.ofNanos(left));
@@ -507,7 +574,7 @@ final class DefaultLeaderElection implements LeaderElection {
       return; // leaseGranted pokes us
     }
     if (leaderAbsentSinceNanos < 0) {
-      leaderAbsentSinceNanos = System.nanoTime();
+      leaderAbsentSinceNanos = now();
     }
     campaign(s, lease.leaseId());
   }
@@ -569,7 +636,8 @@ final class DefaultLeaderElection implements LeaderElection {
     unresolved.clear();
     backoff.reset();
     LeadershipImpl l = new LeadershipImpl(keys.election(), candidateId, rec.term(), rec.leaseId(), rec.nonce(),
-        rec.acquiredAt(), recordModRevision, keeper);
+        rec.acquiredAt(), recordModRevision, keeper,
+        session.listenerExecutor());
     lastTermSeen = Math.max(lastTermSeen, rec.term());
     if (lifecycle.get() != Lifecycle.STARTED) {
       // closed while the campaign was in flight: give it straight back
@@ -581,7 +649,7 @@ final class DefaultLeaderElection implements LeaderElection {
     heldRecord = value;
     meters.won.increment();
     if (leaderAbsentSinceNanos >= 0) {
-      meters.takeover.record(System.nanoTime() - leaderAbsentSinceNanos, TimeUnit.NANOSECONDS);
+      meters.takeover.record(now() - leaderAbsentSinceNanos, TimeUnit.NANOSECONDS);
       leaderAbsentSinceNanos = -1;
     }
     if (state == LOST) {
@@ -686,7 +754,7 @@ final class DefaultLeaderElection implements LeaderElection {
 
   private void startHoldOff() {
     holdingOff = true;
-    holdOffUntilNanos = System.nanoTime() + config.resignHoldOff().toNanos();
+    holdOffUntilNanos = now() + config.resignHoldOff().toNanos();
   }
 
   private void scheduleRetry(Duration delay) {
@@ -703,7 +771,7 @@ final class DefaultLeaderElection implements LeaderElection {
     }
     Transitions.check(from, to);
     state = to;
-    long nanos = System.nanoTime();
+    long nanos = now();
     Instant wall = Instant.now();
     long term = l != null ? l.term() : 0;
     long lease = l != null ? l.leaseId() : keeper.view().leaseId();
@@ -722,6 +790,11 @@ final class DefaultLeaderElection implements LeaderElection {
     synchronized (monitor) {
       monitor.notifyAll();
     }
+  }
+
+  /** The deadline clock (counts host suspend); the scale of event times and validity deadlines. */
+  private long now() {
+    return keeper.clock().nanoTime();
   }
 
   private double leaderGauge() {
@@ -744,13 +817,13 @@ final class DefaultLeaderElection implements LeaderElection {
     }
 
     void deliver(ElectionEvent event) {
-      executor.execute(() -> {
+      executor.execute(() -> CallbackContext.run(() -> {
         try {
           listener.onStateChange(event);
         } catch (RuntimeException e) {
           log.warn("election listener threw; ignored: election={} listener={}", event.electionName(), listener, e);
         }
-      });
+      }));
     }
   }
 

@@ -23,6 +23,8 @@ import java.util.function.ToDoubleFunction;
  *   <li>{@code fenceline.election.suspect.transitions} counter</li>
  *   <li>{@code fenceline.election.takeover} timer: leader key seen absent → this candidate won</li>
  *   <li>{@code fenceline.election.won} / {@code fenceline.election.lost} counters ({@code reason} tag on lost)</li>
+ *   <li>{@code fenceline.election.etcd.lease.revocation.bug} gauge: members running an etcd version whose
+ *       leader can revoke live leases after a stall (0 is good)</li>
  *   <li>{@code fenceline.election.lease.renew.rtt} timer (histogram) of confirmed renewals</li>
  *   <li>{@code fenceline.election.lease.keepalive.failures} ({@code endpoint} tag),
  *       {@code fenceline.election.etcd.failures} ({@code op} and {@code endpoint} tags),
@@ -41,6 +43,8 @@ final class ElectionMetrics {
   final Counter watchStalls;
   private final ConcurrentMap<String, Counter> requests = new ConcurrentHashMap<>();
   private final LongAdder requestTotal = new LongAdder();
+  private final java.util.concurrent.atomic.AtomicInteger leaseRevocationBugMembers =
+      new java.util.concurrent.atomic.AtomicInteger();
 
   ElectionMetrics(MeterRegistry registry) {
     this.registry = registry;
@@ -56,6 +60,10 @@ final class ElectionMetrics {
         .description("new leases granted after etcd reported the lease gone").register(registry);
     this.watchRestarts = Counter.builder("fenceline.election.watch.restarts")
         .description("prefix watch re-created after an error").register(registry);
+    Gauge.builder("fenceline.election.etcd.lease.revocation.bug", leaseRevocationBugMembers, Number::doubleValue)
+        .description("etcd members (seen at open) whose version can revoke live leases after a leader stall; "
+            + "anything above 0 means a successor may win before this leader's local deadline")
+        .register(registry);
     this.watchStalls = Counter.builder("fenceline.election.watch.stalls")
         .description("prefix watch without a progress response within callTimeout (member hung): re-created "
             + "on the next member").register(registry);
@@ -79,6 +87,10 @@ final class ElectionMetrics {
         .tag("op", op).tag("endpoint", endpoint)
         .description("etcd calls without a definite answer (timeout, unavailable), by member").register(registry))
         .increment();
+  }
+
+  void leaseRevocationBugMembers(int n) {
+    leaseRevocationBugMembers.set(n);
   }
 
   void request(String op) {

@@ -42,10 +42,10 @@ final class LeaseKeeper {
   enum Health { HEALTHY, SUSPECT, GONE, CLOSED }
 
   /** Snapshot published to readers. {@code validUntilNanos} is meaningful only while HEALTHY or SUSPECT. */
-  record View(long leaseId, long validUntilNanos, Health health) {
+  record View(long leaseId, long validUntilNanos, Health health, ElectionClock clock) {
     boolean validNow(long leaseId) {
       return this.leaseId == leaseId && health == Health.HEALTHY
-          && ValidityDeadline.isBefore(System.nanoTime(), validUntilNanos);
+          && ValidityDeadline.isBefore(clock.nanoTime(), validUntilNanos);
     }
   }
 
@@ -65,7 +65,9 @@ final class LeaseKeeper {
   private final ScheduledExecutorService timer;
   private final Listener listener;
   private final Backoff backoff;
-  private volatile View view = new View(0, 0, Health.GONE);
+  /** Every deadline is on this clock (counts host suspend; a fake one in tests). */
+  private final ElectionClock clock;
+  private volatile View view;
   private ScheduledFuture<?> renewTask;
   private ScheduledFuture<?> deadlineTask;
   /** The member renewals go to; timer-thread confined. Moves on only when a renewal there fails. */
@@ -73,6 +75,13 @@ final class LeaseKeeper {
 
   LeaseKeeper(ElectionConfig config, EtcdGateway etcd, ElectionMetrics metrics, ScheduledExecutorService timer,
       Listener listener) {
+    this(config, etcd, metrics, timer, listener, ElectionClock.system());
+  }
+
+  LeaseKeeper(ElectionConfig config, EtcdGateway etcd, ElectionMetrics metrics, ScheduledExecutorService timer,
+      Listener listener, ElectionClock clock) {
+    this.clock = clock;
+    this.view = new View(0, 0, Health.GONE, clock);
     this.config = config;
     this.etcd = etcd;
     this.metrics = metrics;
@@ -85,17 +94,21 @@ final class LeaseKeeper {
     return view;
   }
 
+  ElectionClock clock() {
+    return clock;
+  }
+
   /**
    * Grants the first lease, retrying until {@code bound}. Blocking; called once from open().
    *
    * @return the grant response's header revision (the watch starts after it)
    */
   long grantInitial(Duration bound) {
-    long start = System.nanoTime();
+    long start = clock.nanoTime();
     Throwable last = null;
     Backoff b = new Backoff(Duration.ofMillis(50), Duration.ofMillis(500));
-    while (System.nanoTime() - start < bound.toNanos()) {
-      long sent = System.nanoTime();
+    while (clock.nanoTime() - start < bound.toNanos()) {
+      long sent = clock.nanoTime();
       try {
         LeaseGrantResponse r = etcd.grant(config.ttl().toSeconds()).get();
         timer.submit(() -> install(r.getID(), sent, r.getTTL())).get();
@@ -106,7 +119,7 @@ final class LeaseKeeper {
       } catch (ExecutionException e) {
         last = e.getCause();
       }
-      long left = bound.toNanos() - (System.nanoTime() - start);
+      long left = bound.toNanos() - (clock.nanoTime() - start);
       if (left <= 0) {
         break;
       }
@@ -127,10 +140,10 @@ final class LeaseKeeper {
       return;
     }
     long deadline = ValidityDeadline.deadlineNanos(sentNanos, etcdTtl, config.ttl(), config.safetyMargin());
-    view = new View(leaseId, deadline, Health.HEALTHY);
+    view = new View(leaseId, deadline, Health.HEALTHY, clock);
     backoff.reset();
     log.info("lease granted: lease={} lease_hex={} ttl_s={} valid_for_ms={}", leaseId, Long.toHexString(leaseId),
-        etcdTtl, TimeUnit.NANOSECONDS.toMillis(ValidityDeadline.remainingNanos(System.nanoTime(), deadline)));
+        etcdTtl, TimeUnit.NANOSECONDS.toMillis(ValidityDeadline.remainingNanos(clock.nanoTime(), deadline)));
     scheduleDeadlineCheck();
     scheduleRenew(config.renewInterval().toNanos());
     listener.leaseGranted(leaseId);
@@ -148,13 +161,13 @@ final class LeaseKeeper {
       deadlineTask.cancel(false);
     }
     View v = view;
-    long delay = ValidityDeadline.remainingNanos(System.nanoTime(), v.validUntilNanos());
+    long delay = ValidityDeadline.remainingNanos(clock.nanoTime(), v.validUntilNanos());
     deadlineTask = timer.schedule(this::checkDeadline, delay, TimeUnit.NANOSECONDS);
   }
 
   private void checkDeadline() {
     View v = view;
-    if (v.health() == Health.HEALTHY && !ValidityDeadline.isBefore(System.nanoTime(), v.validUntilNanos())) {
+    if (v.health() == Health.HEALTHY && !ValidityDeadline.isBefore(clock.nanoTime(), v.validUntilNanos())) {
       markSuspect(v.leaseId(), "local deadline passed: no renewal confirmed for ttl - safetyMargin");
     }
   }
@@ -175,7 +188,7 @@ final class LeaseKeeper {
    * confirmed renewal's send time.
    */
   private void sendRenewal(long id, int endpoint, int attempt) {
-    long sent = System.nanoTime();
+    long sent = clock.nanoTime();
     etcd.keepAliveOnce(id, endpoint)
         .whenCompleteAsync((r, e) -> onRenewResult(id, endpoint, attempt, sent, r, e), timer);
   }
@@ -185,14 +198,14 @@ final class LeaseKeeper {
     if (v.leaseId() != id || v.health() == Health.CLOSED || v.health() == Health.GONE) {
       return;
     }
-    long now = System.nanoTime();
+    long now = clock.nanoTime();
     if (e == null && r.getTTL() > 0) {
       renewEndpoint = endpoint; // stay on a member that answers
       metrics.renewRtt.record(now - sent, TimeUnit.NANOSECONDS);
       long d = ValidityDeadline.deadlineNanos(sent, r.getTTL(), config.ttl(), config.safetyMargin());
       long deadline = ValidityDeadline.later(v.validUntilNanos(), d);
       boolean recovered = v.health() == Health.SUSPECT && ValidityDeadline.isBefore(now, deadline);
-      view = new View(id, deadline, recovered ? Health.HEALTHY : v.health());
+      view = new View(id, deadline, recovered ? Health.HEALTHY : v.health(), clock);
       backoff.reset();
       scheduleDeadlineCheck();
       scheduleRenew(config.renewInterval().toNanos() - (now - sent));
@@ -230,14 +243,14 @@ final class LeaseKeeper {
     if (v.leaseId() != id || v.health() != Health.HEALTHY) {
       return;
     }
-    view = new View(id, v.validUntilNanos(), Health.SUSPECT);
+    view = new View(id, v.validUntilNanos(), Health.SUSPECT, clock);
     log.warn("lease suspect: lease={} reason=\"{}\" deadline_in_ms={}", id, reason,
-        TimeUnit.NANOSECONDS.toMillis(v.validUntilNanos() - System.nanoTime()));
+        TimeUnit.NANOSECONDS.toMillis(v.validUntilNanos() - clock.nanoTime()));
     listener.leaseSuspect(id, reason);
   }
 
   private void gone(long id, String reason) {
-    view = new View(id, System.nanoTime(), Health.GONE);
+    view = new View(id, clock.nanoTime(), Health.GONE, clock);
     log.warn("lease gone: lease={} reason=\"{}\"", id, reason);
     if (deadlineTask != null) {
       deadlineTask.cancel(false);
@@ -250,7 +263,7 @@ final class LeaseKeeper {
     if (view.health() != Health.GONE) {
       return;
     }
-    long sent = System.nanoTime();
+    long sent = clock.nanoTime();
     etcd.grant(config.ttl().toSeconds()).whenCompleteAsync((r, e) -> {
       if (view.health() != Health.GONE) {
         return;
@@ -268,7 +281,7 @@ final class LeaseKeeper {
   /** Stops renewing. Revocation (if wanted) is the session's job. */
   void close() {
     View v = view;
-    view = new View(v.leaseId(), System.nanoTime(), Health.CLOSED);
+    view = new View(v.leaseId(), clock.nanoTime(), Health.CLOSED, clock);
     if (renewTask != null) {
       renewTask.cancel(false);
     }
