@@ -49,6 +49,7 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
   private final ElectionConfig config;
   private final ElectionMetrics metrics;
   private final EtcdGateway etcd;
+  private final ElectionStore store;
   private final ScheduledExecutorService leaseThread;
   private final ScheduledThreadPoolExecutor workPool;
   private final ExecutorService listenerThread;
@@ -75,6 +76,7 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
     int n = SEQ.incrementAndGet();
     this.metrics = new ElectionMetrics(config.meterRegistry());
     this.etcd = new EtcdGateway(config, metrics);
+    this.store = new EtcdElectionStore(etcd);
     this.leaseThread = Executors.newSingleThreadScheduledExecutor(daemon("fenceline-lease-" + n));
     this.workPool = new ScheduledThreadPoolExecutor(2, daemon("fenceline-election-" + n));
     this.workPool.setRemoveOnCancelPolicy(true);
@@ -174,6 +176,10 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
 
   EtcdGateway etcd() {
     return etcd;
+  }
+
+  ElectionStore store() {
+    return store;
   }
 
   LeaseKeeper keeper() {
