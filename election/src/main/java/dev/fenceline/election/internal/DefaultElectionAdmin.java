@@ -56,6 +56,12 @@ public final class DefaultElectionAdmin implements ElectionAdmin {
         throw new ElectionException("interrupted while connecting to etcd", e);
       } catch (ExecutionException e) {
         last = e.getCause();
+        if (EtcdFailure.isDefinite(last)) {
+          a.close(); // refused (credentials, permission): retrying cannot help
+          throw new ElectionException("cannot connect election admin: etcd at " + config.endpoints()
+              + " refused a read of keyPrefix '" + config.keyPrefix() + "'" + (config.username() != null
+              ? " by user '" + config.username() + "'" : "") + ": " + EtcdFailure.describe(last), last);
+        }
       }
       try {
         Thread.sleep(b.next().toMillis());

@@ -96,6 +96,7 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
       ClusterHistory.Mark before = s.etcd.history().mark();
       long revision = s.keeper.grantInitial(config.connectTimeout());
       s.etcd.history().advance(before, revision);
+      s.checkPermissions();
       s.startWatch();
       s.startLivenessChecks();
       s.checkServerVersions();
@@ -426,6 +427,37 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
       });
     } catch (java.util.concurrent.RejectedExecutionException ignored) {
       // closing
+    }
+  }
+
+  /**
+   * With RBAC, a role without readwrite on the key prefix would otherwise show up as elections that never
+   * leave CANDIDATE. Probes both without changing anything: a read of the prefix, and a transaction whose
+   * compare can never hold (a key with version -1) with a put under the prefix; etcd checks the permissions
+   * of every key in a transaction before evaluating it.
+   */
+  private void checkPermissions() {
+    if (config.username() == null) {
+      return;
+    }
+    String probe = config.keyPrefix() + ".permission-probe";
+    try {
+      etcd.get(config.keyPrefix()).get(config.callTimeout().toMillis() + 100, TimeUnit.MILLISECONDS);
+      etcd.txn(t -> t.If(new io.etcd.jetcd.op.Cmp(bytes(probe), io.etcd.jetcd.op.Cmp.Op.LESS,
+              io.etcd.jetcd.op.CmpTarget.version(0)))
+          .Then(io.etcd.jetcd.op.Op.put(bytes(probe), bytes(""), io.etcd.jetcd.options.PutOption.DEFAULT)))
+          .get(config.callTimeout().toMillis() + 100, TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new ElectionException("interrupted while checking etcd permissions", e);
+    } catch (Exception e) {
+      if (EtcdFailure.code(e) == io.grpc.Status.Code.PERMISSION_DENIED) {
+        throw new ElectionException("etcd user '" + config.username() + "' lacks readwrite permission on keyPrefix '"
+            + config.keyPrefix() + "' (grant it: etcdctl role grant-permission <role> --prefix=true readwrite "
+            + config.keyPrefix() + "): " + EtcdFailure.describe(e), EtcdFailure.unwrap(e));
+      }
+      log.warn("could not check etcd permissions on keyPrefix {} ({}); continuing", config.keyPrefix(),
+          EtcdFailure.describe(e));
     }
   }
 

@@ -73,10 +73,10 @@ final class EtcdGateway implements AutoCloseable {
     private final ManagedChannel raw;
     private final LeaseGrpc.LeaseStub rawLease;
 
-    Endpoint(int index, String uri, ElectionConfig config) {
+    Endpoint(int index, String uri, ElectionConfig config, io.netty.handler.ssl.SslContext ssl) {
       this.index = index;
       this.uri = uri;
-      this.client = Client.builder()
+      io.etcd.jetcd.ClientBuilder builder = Client.builder()
           .endpoints(uri)
           .retryMaxAttempts(0)
           .waitForReady(false)
@@ -84,13 +84,24 @@ final class EtcdGateway implements AutoCloseable {
           .keepaliveTime(GRPC_KEEPALIVE_TIME)
           .keepaliveTimeout(config.callTimeout())
           .keepaliveWithoutCalls(false)
-          .interceptor(new DeadlineInterceptor(config.callTimeout()))
-          .build();
+          .interceptor(new DeadlineInterceptor(config.callTimeout()));
+      if (ssl != null) {
+        builder.sslContext(ssl);
+      }
+      if (config.username() != null) {
+        builder.user(bytes(config.username())).password(bytes(config.password()));
+      }
+      this.client = builder.build();
       this.kv = client.getKVClient();
       this.lease = client.getLeaseClient();
       URI u = URI.create(uri);
-      this.raw = NettyChannelBuilder.forAddress(u.getHost(), u.getPort())
-          .usePlaintext()
+      NettyChannelBuilder rawBuilder = NettyChannelBuilder.forAddress(u.getHost(), u.getPort());
+      if (ssl != null) {
+        rawBuilder.sslContext(ssl);
+      } else {
+        rawBuilder.usePlaintext();
+      }
+      this.raw = rawBuilder
           .keepAliveTime(GRPC_KEEPALIVE_TIME.toNanos(), TimeUnit.NANOSECONDS)
           .keepAliveTimeout(config.callTimeout().toNanos(), TimeUnit.NANOSECONDS)
           .keepAliveWithoutCalls(false)
@@ -128,15 +139,36 @@ final class EtcdGateway implements AutoCloseable {
     this.callTimeout = config.callTimeout();
     this.metrics = metrics;
     List<Endpoint> list = new ArrayList<>();
+    io.netty.handler.ssl.SslContext ssl = sslContext(config);
     try {
       for (String uri : config.endpoints()) {
-        list.add(new Endpoint(list.size(), uri.trim(), config));
+        list.add(new Endpoint(list.size(), uri.trim(), config, ssl));
       }
     } catch (RuntimeException e) {
       list.forEach(Endpoint::close);
       throw e;
     }
     this.endpoints = List.copyOf(list);
+  }
+
+  /** The client TLS context (CA bundle, optional client certificate), or null for plain http. */
+  static io.netty.handler.ssl.SslContext sslContext(ElectionConfig config) {
+    if (!config.tls()) {
+      return null;
+    }
+    try {
+      io.netty.handler.ssl.SslContextBuilder b = io.grpc.netty.GrpcSslContexts.forClient()
+          .trustManager(config.tlsCaFile().toFile());
+      if (config.tlsClientCertFile() != null) {
+        b.keyManager(config.tlsClientCertFile().toFile(), config.tlsClientKeyFile().toFile());
+      }
+      return b.build();
+    } catch (javax.net.ssl.SSLException | IllegalArgumentException e) {
+      throw new dev.fenceline.election.ElectionException("cannot build the etcd TLS context from tlsCaFile="
+          + config.tlsCaFile() + (config.tlsClientCertFile() != null ? ", tlsClientCert=" + config.tlsClientCertFile()
+          + " / " + config.tlsClientKeyFile() : "") + ": " + e.getMessage()
+          + " (PEM files expected; the client key in PKCS#8)", e);
+    }
   }
 
   int endpointCount() {

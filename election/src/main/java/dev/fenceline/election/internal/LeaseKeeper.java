@@ -118,6 +118,13 @@ final class LeaseKeeper {
         throw new ElectionException("interrupted while granting the session lease", e);
       } catch (ExecutionException e) {
         last = e.getCause();
+        if (EtcdFailure.isDefinite(last)) {
+          // etcd answered and refused (bad credentials, no permission): retrying cannot help
+          throw new ElectionException("cannot open election session: etcd at " + config.endpoints()
+              + " refused to grant a lease" + (config.username() != null ? " to user '" + config.username() + "'"
+              : "") + ": " + describe(last) + (EtcdFailure.code(last) == io.grpc.Status.Code.UNAUTHENTICATED
+              ? " (authentication failed: check username and password)" : ""), last);
+        }
       }
       long left = bound.toNanos() - (clock.nanoTime() - start);
       if (left <= 0) {
