@@ -32,6 +32,13 @@
  * re-read every renew interval, so a follower notices an expired leader within one interval whatever its watch
  * does; the watch is probed with progress requests and re-created on the next member when one goes unanswered.
  *
+ * <h2>TLS and authentication</h2>
+ * {@code https://} endpoints need {@code tlsCaFile} (PEM CA bundle); {@code tlsClientCert(cert, key)} adds a
+ * client certificate (key in PKCS#8 PEM) for etcd's {@code --client-cert-auth}; {@code credentials(user,
+ * password)} uses etcd RBAC, whose role needs readwrite on {@code keyPrefix} as a prefix. {@code open()} fails at
+ * once, naming the cause, for bad credentials or a role without that permission; a wrong CA fails it within
+ * {@code connectTimeout} with the TLS error as the last error.
+ *
  * <h2>Threads</h2>
  * {@code Leadership.lost()} and {@code resign()} complete on the session's listener executor, never on an
  * election thread. {@code close()} called from a listener, from a stage of those futures, or from a session
