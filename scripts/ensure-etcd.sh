@@ -15,8 +15,10 @@ echo "fenceline: installing etcd-server and etcd-client (Debian packages)..." >&
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq >&2
 apt-get install -y -qq etcd-server etcd-client >&2
-# Debian's package may try to start a system etcd on the default ports; ours pick free ports, but do not leave
-# a stray daemon behind either.
-if command -v systemctl >/dev/null 2>&1; then systemctl stop etcd >/dev/null 2>&1 || true; fi
-pkill -x etcd >/dev/null 2>&1 || true
+# Debian's package may start its own etcd unit on the default ports; ours pick free ports, but do not leave that
+# daemon behind either. Stop only that unit, through its service manager: never signal processes by name, since
+# other etcd processes on this machine (someone's test cluster, a production member) are not ours to stop.
+if command -v systemctl >/dev/null 2>&1 && systemctl list-unit-files etcd.service >/dev/null 2>&1; then
+  systemctl stop etcd.service >/dev/null 2>&1 || true
+fi
 command -v etcd >/dev/null && command -v etcdctl >/dev/null

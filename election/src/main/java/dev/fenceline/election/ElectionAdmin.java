@@ -9,6 +9,13 @@ import java.util.Optional;
  * Equivalent etcdctl commands are given in the module README.
  */
 public interface ElectionAdmin extends AutoCloseable {
+  /**
+   * The largest term an election issues or accepts as a floor: 2^53 − 1, so a term stays exact in JSON readers
+   * that use doubles (jq, JavaScript) and {@code term + 1} can never overflow. A floor above it would leave
+   * the election unable to issue any term.
+   */
+  long MAX_TERM = (1L << 53) - 1;
+
 
   /** Connects; fails within {@link ElectionConfig#connectTimeout()} when no endpoint answers. */
   static ElectionAdmin connect(ElectionConfig config) {
@@ -35,6 +42,8 @@ public interface ElectionAdmin extends AutoCloseable {
   /**
    * Guarantees that the next term issued is at least {@code term} (raises {@code term-floor}, never lowers it).
    * Returns the floor in force afterwards. The current leader (if any) keeps its term.
+   *
+   * @throws ElectionException if {@code term} is not in 1 .. {@link #MAX_TERM}
    */
   long ensureTermAtLeast(String election, long term);
 

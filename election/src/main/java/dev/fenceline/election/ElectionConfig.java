@@ -36,8 +36,18 @@ public final class ElectionConfig {
   private final Duration resignHoldOff;
   private final MeterRegistry meterRegistry;
   private final boolean closeOnShutdown;
+  private final java.nio.file.Path tlsCaFile;
+  private final java.nio.file.Path tlsClientCertFile;
+  private final java.nio.file.Path tlsClientKeyFile;
+  private final String username;
+  private final String password;
 
   private ElectionConfig(Builder b) {
+    this.tlsCaFile = b.tlsCaFile;
+    this.tlsClientCertFile = b.tlsClientCertFile;
+    this.tlsClientKeyFile = b.tlsClientKeyFile;
+    this.username = b.username;
+    this.password = b.password;
     this.endpoints = List.copyOf(b.endpoints);
     this.keyPrefix = b.keyPrefix;
     this.ttl = b.ttl;
@@ -71,7 +81,42 @@ public final class ElectionConfig {
     b.resignHoldOff = resignHoldOff;
     b.meterRegistry = meterRegistry;
     b.closeOnShutdown = closeOnShutdown;
+    b.tlsCaFile = tlsCaFile;
+    b.tlsClientCertFile = tlsClientCertFile;
+    b.tlsClientKeyFile = tlsClientKeyFile;
+    b.username = username;
+    b.password = password;
     return b;
+  }
+
+  /** True when the endpoints are {@code https://} (then {@link #tlsCaFile()} is set). */
+  public boolean tls() {
+    return tlsCaFile != null;
+  }
+
+  /** PEM bundle of the CAs that may sign the etcd server certificates; null for plain http. */
+  public java.nio.file.Path tlsCaFile() {
+    return tlsCaFile;
+  }
+
+  /** PEM client certificate for mutual TLS; null if none. */
+  public java.nio.file.Path tlsClientCertFile() {
+    return tlsClientCertFile;
+  }
+
+  /** PEM (PKCS#8) private key of {@link #tlsClientCertFile()}; null if none. */
+  public java.nio.file.Path tlsClientKeyFile() {
+    return tlsClientKeyFile;
+  }
+
+  /** etcd user (RBAC); null without authentication. */
+  public String username() {
+    return username;
+  }
+
+  /** Password of {@link #username()}; never printed by {@link #toString()}. */
+  public String password() {
+    return password;
   }
 
   public List<String> endpoints() {
@@ -133,7 +178,10 @@ public final class ElectionConfig {
         + ", renewInterval=" + ms(renewInterval) + ", safetyMargin=" + ms(safetyMargin) + ", callTimeout="
         + ms(callTimeout) + ", connectTimeout=" + ms(connectTimeout) + ", retryBackoff=" + ms(retryBackoffMin)
         + ".." + ms(retryBackoffMax) + ", resignHoldOff=" + ms(resignHoldOff) + ", closeOnShutdown="
-        + closeOnShutdown + "}";
+        + closeOnShutdown + (tlsCaFile != null ? ", tlsCaFile=" + tlsCaFile : "")
+        + (tlsClientCertFile != null ? ", tlsClientCertFile=" + tlsClientCertFile + ", tlsClientKeyFile="
+            + tlsClientKeyFile : "")
+        + (username != null ? ", username=" + username + ", password=***" : "") + "}";
   }
 
   static String ms(Duration d) {
@@ -154,8 +202,69 @@ public final class ElectionConfig {
     private Duration resignHoldOff = Duration.ofSeconds(1);
     private MeterRegistry meterRegistry = Metrics.globalRegistry;
     private boolean closeOnShutdown = true;
+    private java.nio.file.Path tlsCaFile;
+    private java.nio.file.Path tlsClientCertFile;
+    private java.nio.file.Path tlsClientKeyFile;
+    private String username;
+    private String password;
 
     private Builder() {}
+
+    /**
+     * CA bundle (PEM) that signed the etcd server certificates; required for {@code https://} endpoints,
+     * rejected for {@code http://} ones. Env: {@code FENCELINE_ETCD_CA}.
+     */
+    public Builder tlsCaFile(java.nio.file.Path caFile) {
+      this.tlsCaFile = caFile;
+      return this;
+    }
+
+    /**
+     * Client certificate and its private key (PEM; the key in PKCS#8) for etcd's {@code --client-cert-auth}.
+     * Env: {@code FENCELINE_ETCD_CERT}, {@code FENCELINE_ETCD_KEY}.
+     */
+    public Builder tlsClientCert(java.nio.file.Path certFile, java.nio.file.Path keyFile) {
+      this.tlsClientCertFile = certFile;
+      this.tlsClientKeyFile = keyFile;
+      return this;
+    }
+
+    /**
+     * etcd RBAC credentials. The user's role needs readwrite on {@code keyPrefix} (as a prefix); lease grant,
+     * renewal and revoke need no key permission. Env: {@code FENCELINE_ETCD_USER}, {@code FENCELINE_ETCD_PASSWORD}.
+     */
+    public Builder credentials(String username, String password) {
+      this.username = username;
+      this.password = password;
+      return this;
+    }
+
+    /**
+     * Reads the connection settings from environment variables (absent ones leave the builder unchanged):
+     * {@code FENCELINE_ETCD} (endpoints, comma-separated), {@code FENCELINE_ETCD_CA}, {@code FENCELINE_ETCD_CERT},
+     * {@code FENCELINE_ETCD_KEY}, {@code FENCELINE_ETCD_USER}, {@code FENCELINE_ETCD_PASSWORD}.
+     */
+    public Builder environment(java.util.Map<String, String> env) {
+      if (env.get("FENCELINE_ETCD") != null) {
+        endpointsCsv(env.get("FENCELINE_ETCD"));
+      }
+      if (env.get("FENCELINE_ETCD_CA") != null) {
+        tlsCaFile = java.nio.file.Path.of(env.get("FENCELINE_ETCD_CA"));
+      }
+      if (env.get("FENCELINE_ETCD_CERT") != null) {
+        tlsClientCertFile = java.nio.file.Path.of(env.get("FENCELINE_ETCD_CERT"));
+      }
+      if (env.get("FENCELINE_ETCD_KEY") != null) {
+        tlsClientKeyFile = java.nio.file.Path.of(env.get("FENCELINE_ETCD_KEY"));
+      }
+      if (env.get("FENCELINE_ETCD_USER") != null) {
+        username = env.get("FENCELINE_ETCD_USER");
+      }
+      if (env.get("FENCELINE_ETCD_PASSWORD") != null) {
+        password = env.get("FENCELINE_ETCD_PASSWORD");
+      }
+      return this;
+    }
 
     /** etcd client URLs, e.g. {@code http://127.0.0.1:2379}. Required, at least one. */
     public Builder endpoints(List<String> endpoints) {
@@ -254,6 +363,7 @@ public final class ElectionConfig {
       for (String e : endpoints) {
         checkEndpoint(e);
       }
+      checkSecurity();
       if (keyPrefix == null || !keyPrefix.startsWith("/") || !keyPrefix.endsWith("/") || keyPrefix.contains("//")) {
         throw new ElectionException("keyPrefix must start and end with '/' (e.g. /fenceline/) but was: "
             + (keyPrefix == null ? "null" : "'" + keyPrefix + "'"));
@@ -324,6 +434,11 @@ public final class ElectionConfig {
       b.resignHoldOff = resignHoldOff;
       b.meterRegistry = meterRegistry;
       b.closeOnShutdown = closeOnShutdown;
+      b.tlsCaFile = tlsCaFile;
+      b.tlsClientCertFile = tlsClientCertFile;
+      b.tlsClientKeyFile = tlsClientKeyFile;
+      b.username = username;
+      b.password = password;
       return b;
     }
 
@@ -333,15 +448,42 @@ public final class ElectionConfig {
       }
     }
 
+    private void checkSecurity() {
+      long https = endpoints.stream().filter(e -> e.trim().startsWith("https://")).count();
+      if (https != 0 && https != endpoints.size()) {
+        throw new ElectionException("endpoints must be all http:// or all https:// but were " + endpoints);
+      }
+      if (https > 0 && tlsCaFile == null) {
+        throw new ElectionException("tlsCaFile must be set for https:// endpoints (the PEM CA bundle that signed "
+            + "the etcd server certificates) but was not set; endpoints " + endpoints);
+      }
+      if (https == 0 && (tlsCaFile != null || tlsClientCertFile != null)) {
+        throw new ElectionException("tlsCaFile/tlsClientCert need https:// endpoints but the endpoints are " + endpoints);
+      }
+      if ((tlsClientCertFile == null) != (tlsClientKeyFile == null)) {
+        throw new ElectionException("tlsClientCert needs both a certificate and a key file but got certificate="
+            + tlsClientCertFile + " key=" + tlsClientKeyFile);
+      }
+      for (java.nio.file.Path[] f : new java.nio.file.Path[][] {{tlsCaFile}, {tlsClientCertFile}, {tlsClientKeyFile}}) {
+        if (f[0] != null && !java.nio.file.Files.isReadable(f[0])) {
+          throw new ElectionException((f[0] == tlsCaFile ? "tlsCaFile" : f[0] == tlsClientCertFile
+              ? "tlsClientCert certificate" : "tlsClientCert key") + " must be a readable PEM file but '" + f[0]
+              + "' is not readable");
+        }
+      }
+      if ((username == null) != (password == null) || (username != null && username.isBlank())) {
+        throw new ElectionException("credentials need a non-blank username and a password but got username="
+            + (username == null ? "null" : "'" + username + "'") + " password=" + (password == null ? "null" : "***"));
+      }
+    }
+
     private static void checkEndpoint(String e) {
       String why = null;
       URI uri = null;
       if (e == null || e.isBlank()) {
         why = "it is empty";
-      } else if (e.trim().startsWith("https://")) {
-        why = "TLS (https) is not supported";
-      } else if (!e.trim().startsWith("http://")) {
-        why = "it must start with http://";
+      } else if (!e.trim().startsWith("http://") && !e.trim().startsWith("https://")) {
+        why = "it must start with http:// or https://";
       } else {
         try {
           uri = URI.create(e.trim());
@@ -357,7 +499,8 @@ public final class ElectionConfig {
         why = "it has a path";
       }
       if (why != null) {
-        throw new ElectionException("endpoints must be etcd client URLs like http://127.0.0.1:2379 but '" + e
+        throw new ElectionException("endpoints must be etcd client URLs like http://127.0.0.1:2379 or "
+            + "https://etcd1:2379 but '" + e
             + "' is not: " + why);
       }
     }

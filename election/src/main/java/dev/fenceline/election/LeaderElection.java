@@ -48,11 +48,18 @@ public interface LeaderElection extends AutoCloseable {
    * etcd, then the record is deleted (compare on its mod revision), so a waiting candidate wins within
    * milliseconds. The candidate stays in the election but does not campaign for
    * {@link ElectionConfig#resignHoldOff()}. The future completes when the record is gone (or was not ours);
-   * deletion is retried in the background until then. Without a held term: completes at once.
+   * deletion is retried in the background until then. Without a held term: completes at once. It completes
+   * on the session's listener executor.
    */
   CompletableFuture<Void> resign();
 
-  /** Resigns (waiting at most one call timeout for the delete), stops campaigning, state CLOSED. Idempotent. */
+  /**
+   * Resigns (waiting at most two call timeouts for the delete), stops campaigning, state CLOSED. Idempotent.
+   * Called from a listener, from a stage chained onto {@link Leadership#lost()} or {@link #resign()}, or from a
+   * session thread, it does not wait (waiting could block the thread that has to finish the close): validity
+   * has ended when it returns, the record is deleted in the background. A campaign whose outcome was unknown
+   * is resolved by one read, and its record deleted if it committed.
+   */
   @Override
   void close();
 }

@@ -32,19 +32,25 @@ public interface Leadership {
   Instant acquiredAt();
 
   /**
-   * True iff this term is still held in state {@link LeadershipState#LEADER} and
-   * {@code System.nanoTime() < validUntilNanos()}. Cheap (two volatile reads and a clock read), safe to call
+   * True iff this term is still held in state {@link LeadershipState#LEADER} and the deadline clock is
+   * before {@code validUntilNanos()}. Cheap (two volatile reads and a clock read), safe to call
    * before every write.
    */
   boolean isValidNow();
 
   /**
-   * The local deadline on the {@link System#nanoTime()} scale: send time of the last confirmed lease renewal
+   * The local deadline on the deadline clock: the {@link System#nanoTime()} scale plus any host suspend the
+   * election detected (the wall clock ran ahead of the monotonic clock), so validity ends during a suspend
+   * instead of resuming with its remaining time. Send time of the last confirmed lease renewal
    * + TTL − safety margin. Moves forward with renewals; once the term ended it is frozen at the instant
    * validity ended (the earlier of that deadline and the end of the term).
    */
   long validUntilNanos();
 
-  /** Completes (on an election thread) when this term is definitely over; never completes exceptionally. */
+  /**
+   * Completes when this term is definitely over; never completes exceptionally. It completes on the
+   * session's listener executor, never on an election thread, so blocking work chained onto it delays other
+   * listeners but no election.
+   */
   CompletableFuture<LossReason> lost();
 }

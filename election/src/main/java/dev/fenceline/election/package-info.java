@@ -10,14 +10,39 @@
  *   <li><b>No clock-based takeover.</b> Watches only trigger a linearizable re-read and the CAS; a candidate
  *       never wins because its own timer says the old leader is gone.</li>
  *   <li><b>Fail closed.</b> {@link dev.fenceline.election.Leadership#isValidNow()} is true only before
- *       {@code lastConfirmedRenewalSend + TTL − safetyMargin} on this JVM's monotonic clock. etcd cannot
- *       expire the lease before {@code lastConfirmedRenewalSend + TTL} (the renewal reached etcd after it was
- *       sent), so a deposed leader's validity ends at least {@code safetyMargin} before a successor can
- *       exist, provided clock rates differ by less than the margin.</li>
+ *       {@code lastConfirmedRenewalSend + TTL − safetyMargin} on the deadline clock (this JVM's monotonic
+ *       clock plus any detected host suspend). A correct etcd cannot expire the lease before
+ *       {@code lastConfirmedRenewalSend + TTL} (the renewal reached etcd after it was sent), so a deposed
+ *       leader's validity ends at least {@code safetyMargin} before a successor can exist, provided clock rates
+ *       differ by less than the margin. <b>Not on every etcd:</b> an etcd leader stalled by a slow disk or CPU
+ *       starvation can, on recovering, revoke leases that were renewed through its successor (etcd issue
+ *       15247, fixed in 3.4.30 and 3.5.13; Debian's 3.4.23 has it). Then a successor can win before the old
+ *       leader's local deadline, and only the fenced write at the resource decides. The session reads every
+ *       member's version at open and warns (log + gauge {@code fenceline.election.etcd.lease.revocation.bug}).</li>
  *   <li><b>Unknown outcomes are resolved by reading.</b> A campaign whose transaction timed out is decided by
  *       a later linearizable read of the leader record: ours iff lease id and per-campaign nonce match.</li>
  *   <li><b>Resign stops work first.</b> Validity ends locally before the delete is sent.</li>
+ *   <li><b>Terms are bounded.</b> Terms and floors stay within 1 .. {@link dev.fenceline.election.ElectionAdmin#MAX_TERM};
+ *       term arithmetic is checked and never wraps.</li>
  * </ol>
+ *
+ * <h2>Liveness with one etcd member stopped or hung</h2>
+ * Calls go to one member at a time and know which: a failed lease renewal is retried at once on the next
+ * member (SUSPECT only when every member failed in one round or the deadline passed); elections without a term
+ * re-read every renew interval, so a follower notices an expired leader within one interval whatever its watch
+ * does; the watch is probed with progress requests and re-created on the next member when one goes unanswered.
+ *
+ * <h2>TLS and authentication</h2>
+ * {@code https://} endpoints need {@code tlsCaFile} (PEM CA bundle); {@code tlsClientCert(cert, key)} adds a
+ * client certificate (key in PKCS#8 PEM) for etcd's {@code --client-cert-auth}; {@code credentials(user,
+ * password)} uses etcd RBAC, whose role needs readwrite on {@code keyPrefix} as a prefix. {@code open()} fails at
+ * once, naming the cause, for bad credentials or a role without that permission; a wrong CA fails it within
+ * {@code connectTimeout} with the TLS error as the last error.
+ *
+ * <h2>Threads</h2>
+ * {@code Leadership.lost()} and {@code resign()} complete on the session's listener executor, never on an
+ * election thread. {@code close()} called from a listener, from a stage of those futures, or from a session
+ * thread does not wait for the record delete.
  * Listeners and states are hints; the fenced write at the resource is the only arbiter.
  */
 package dev.fenceline.election;

@@ -26,14 +26,35 @@ class ElectionConfigTest {
   }
 
   @Test
+  void tlsAndCredentialsAreCheckedNamingPropertyAndValue(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+      throws Exception {
+    java.nio.file.Path ca = java.nio.file.Files.writeString(dir.resolve("ca.crt"), "pem");
+    assertThatThrownBy(() -> valid().endpoints("https://127.0.0.1:1", "http://127.0.0.1:2").tlsCaFile(ca).build())
+        .hasMessage("endpoints must be all http:// or all https:// but were [https://127.0.0.1:1, http://127.0.0.1:2]");
+    assertThatThrownBy(() -> valid().tlsCaFile(ca).build())
+        .hasMessageStartingWith("tlsCaFile/tlsClientCert need https:// endpoints");
+    assertThatThrownBy(() -> valid().endpoints("https://127.0.0.1:1").tlsCaFile(dir.resolve("missing.crt")).build())
+        .hasMessage("tlsCaFile must be a readable PEM file but '" + dir.resolve("missing.crt") + "' is not readable");
+    assertThatThrownBy(() -> valid().endpoints("https://127.0.0.1:1").tlsCaFile(ca).tlsClientCert(ca, null).build())
+        .hasMessageStartingWith("tlsClientCert needs both a certificate and a key file");
+    assertThatThrownBy(() -> valid().credentials("app", null).build())
+        .hasMessage("credentials need a non-blank username and a password but got username='app' password=null");
+    ElectionConfig ok = valid().environment(java.util.Map.of("FENCELINE_ETCD", "https://127.0.0.1:1",
+        "FENCELINE_ETCD_CA", ca.toString(), "FENCELINE_ETCD_USER", "app", "FENCELINE_ETCD_PASSWORD", "s3cret")).build();
+    assertThat(ok.tls()).isTrue();
+    assertThat(ok.username()).isEqualTo("app");
+    assertThat(ok.toString()).contains("password=***").doesNotContain("s3cret");
+  }
+
+  @Test
   void endpointsMustBeNonEmptyAndWellFormed() {
     assertThatThrownBy(() -> ElectionConfig.builder().build()).isInstanceOf(ElectionException.class)
         .hasMessage("endpoints must contain at least one etcd client URL (e.g. http://127.0.0.1:2379) but was empty");
     assertThatThrownBy(() -> valid().endpoints("127.0.0.1:2379").build())
-        .hasMessage("endpoints must be etcd client URLs like http://127.0.0.1:2379 but '127.0.0.1:2379' is not: "
-            + "it must start with http://");
+        .hasMessage("endpoints must be etcd client URLs like http://127.0.0.1:2379 or https://etcd1:2379 but "
+            + "'127.0.0.1:2379' is not: it must start with http:// or https://");
     assertThatThrownBy(() -> valid().endpoints("https://127.0.0.1:2379").build())
-        .hasMessageEndingWith("TLS (https) is not supported");
+        .hasMessageStartingWith("tlsCaFile must be set for https:// endpoints");
     assertThatThrownBy(() -> valid().endpoints("http://127.0.0.1").build()).hasMessageEndingWith("it has no port in 1..65535");
     assertThatThrownBy(() -> valid().endpoints("http://127.0.0.1:2379/v3").build()).hasMessageEndingWith("it has a path");
     assertThatThrownBy(() -> valid().endpoints("http://:2379").build()).hasMessageContaining("is not:");

@@ -56,6 +56,12 @@ public final class DefaultElectionAdmin implements ElectionAdmin {
         throw new ElectionException("interrupted while connecting to etcd", e);
       } catch (ExecutionException e) {
         last = e.getCause();
+        if (EtcdFailure.isDefinite(last)) {
+          a.close(); // refused (credentials, permission): retrying cannot help
+          throw new ElectionException("cannot connect election admin: etcd at " + config.endpoints()
+              + " refused a read of keyPrefix '" + config.keyPrefix() + "'" + (config.username() != null
+              ? " by user '" + config.username() + "'" : "") + ": " + EtcdFailure.describe(last), last);
+        }
       }
       try {
         Thread.sleep(b.next().toMillis());
@@ -135,9 +141,7 @@ public final class DefaultElectionAdmin implements ElectionAdmin {
 
   @Override
   public long ensureTermAtLeast(String election, long term) {
-    if (term < 1) {
-      throw new ElectionException("ensureTermAtLeast needs a term of at least 1 but got " + term);
-    }
+    Terms.checkFloor(election, term);
     ElectionKeys k = keys(election);
     for (int i = 0; i < MAX_CAS_ATTEMPTS; i++) {
       GetResponse r = await(etcd.get(k.termFloor()), "read " + k.termFloor());

@@ -49,6 +49,7 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
   private final ElectionConfig config;
   private final ElectionMetrics metrics;
   private final EtcdGateway etcd;
+  private final ElectionStore store;
   private final ScheduledExecutorService leaseThread;
   private final ScheduledThreadPoolExecutor workPool;
   private final ExecutorService listenerThread;
@@ -61,6 +62,13 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
   private long watchGeneration;
   private volatile boolean watchDelivering;
   private final Backoff watchBackoff;
+  /** The member the prefix watch runs on; moves to the next member whenever the watch is re-created. */
+  private volatile int watchEndpoint;
+  /** nanoTime of the last watch response of any kind (events, progress, created). */
+  private volatile long lastWatchResponseNanos;
+  /** nanoTime of the oldest progress request not yet followed by a response; 0 = none outstanding. */
+  private volatile long progressRequestedNanos;
+  private ScheduledFuture<?> livenessTask;
   private Thread shutdownHook;
 
   private DefaultElectionSession(ElectionConfig config) {
@@ -68,6 +76,7 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
     int n = SEQ.incrementAndGet();
     this.metrics = new ElectionMetrics(config.meterRegistry());
     this.etcd = new EtcdGateway(config, metrics);
+    this.store = new EtcdElectionStore(etcd);
     this.leaseThread = Executors.newSingleThreadScheduledExecutor(daemon("fenceline-lease-" + n));
     this.workPool = new ScheduledThreadPoolExecutor(2, daemon("fenceline-election-" + n));
     this.workPool.setRemoveOnCancelPolicy(true);
@@ -87,7 +96,10 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
       ClusterHistory.Mark before = s.etcd.history().mark();
       long revision = s.keeper.grantInitial(config.connectTimeout());
       s.etcd.history().advance(before, revision);
+      s.checkPermissions();
       s.startWatch();
+      s.startLivenessChecks();
+      s.checkServerVersions();
     } catch (RuntimeException e) {
       s.shutdownQuietly();
       throw e;
@@ -147,6 +159,11 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
     return keeper.view().validUntilNanos();
   }
 
+  /** The etcd client URL the prefix watch currently runs on (tests, diagnostics). */
+  public String watchEndpoint() {
+    return etcd.endpoint(watchEndpoint).uri;
+  }
+
   /** The revision the prefix watch has seen up to (tests, diagnostics). */
   public long lastSeenRevision() {
     return etcd.history().revision();
@@ -160,6 +177,10 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
 
   EtcdGateway etcd() {
     return etcd;
+  }
+
+  ElectionStore store() {
+    return store;
   }
 
   LeaseKeeper keeper() {
@@ -233,7 +254,9 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
         .withRevision(from.revision() + 1)
         .withRequireLeader(true) // a member cut off from the quorum cancels the watch instead of going silent
         .build();
-    Watch.Watcher w = etcd.client().getWatchClient().watch(bytes(config.keyPrefix()), opt, Watch.listener(
+    progressRequestedNanos = 0;
+    lastWatchResponseNanos = System.nanoTime();
+    Watch.Watcher w = etcd.watchClient(watchEndpoint).watch(bytes(config.keyPrefix()), opt, Watch.listener(
         r -> onWatchResponse(from, r), t -> onWatchError(generation, t), () -> onWatchError(generation, null)));
     boolean current;
     Watch.Watcher previous = null;
@@ -255,6 +278,8 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
   private void onWatchResponse(ClusterHistory.Mark from, WatchResponse r) {
     // Watch headers may lag (a member's local state), so only their cluster id is checked.
     etcd.observe(from, r.getHeader(), false);
+    lastWatchResponseNanos = System.nanoTime();
+    progressRequestedNanos = 0;
     if (!r.getEvents().isEmpty()) {
       watchDelivering = true;
     }
@@ -269,11 +294,42 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
       if (slash <= 0) {
         continue;
       }
-      DefaultLeaderElection e = elections.get(rest.substring(0, slash));
+      String name = rest.substring(0, slash);
+      DefaultLeaderElection e = elections.get(name);
       if (e != null) {
         e.onWatchEvent(ev);
+      } else if (ev.getEventType() == WatchEvent.EventType.PUT && rest.equals(name + "/leader")
+          && ev.getKeyValue().getLease() != 0 && ev.getKeyValue().getLease() == keeper.view().leaseId()) {
+        io.etcd.jetcd.KeyValue orphan = ev.getKeyValue();
+        try {
+          workPool.execute(() -> deleteOrphan(name, orphan)); // leave jetcd's watch lock first
+        } catch (java.util.concurrent.RejectedExecutionException ignored) {
+          // closing: the lease revoke removes it
+        }
       }
     }
+  }
+
+  /**
+   * A leader record on our lease for an election this session has no handle for: a campaign of a closed
+   * election whose outcome was unknown committed late. Nobody could use it, and it would block the election
+   * until our lease ends: delete it, guarded on its mod revision and exact bytes.
+   */
+  private void deleteOrphan(String election, io.etcd.jetcd.KeyValue kv) {
+    log.warn("deleting a leader record on this session's lease for an election it no longer runs: election={} "
+        + "lease={} mod_revision={}", election, kv.getLease(), kv.getModRevision());
+    etcd.txn(t -> t.If(
+            new io.etcd.jetcd.op.Cmp(kv.getKey(), io.etcd.jetcd.op.Cmp.Op.EQUAL,
+                io.etcd.jetcd.op.CmpTarget.modRevision(kv.getModRevision())),
+            new io.etcd.jetcd.op.Cmp(kv.getKey(), io.etcd.jetcd.op.Cmp.Op.EQUAL,
+                io.etcd.jetcd.op.CmpTarget.value(kv.getValue())))
+        .Then(io.etcd.jetcd.op.Op.delete(kv.getKey(), io.etcd.jetcd.options.DeleteOption.DEFAULT)))
+        .whenComplete((r, err) -> {
+          if (err != null) {
+            log.warn("deleting the orphaned record failed: election={} error=\"{}\"; it goes with the lease",
+                election, EtcdFailure.describe(err));
+          }
+        });
   }
 
   /** @param generation the failing watcher's generation; -1 = a failed restart */
@@ -289,6 +345,11 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
   }
 
   private void handleWatchError(long generation, Throwable t) {
+    handleWatchError(generation, t, false);
+  }
+
+  /** @param now re-create without backoff (the member is hung, not the cluster) */
+  private void handleWatchError(long generation, Throwable t, boolean now) {
     Watch.Watcher old;
     Duration delay;
     synchronized (watchLock) {
@@ -302,15 +363,17 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
         watchBackoff.reset();
         watchDelivering = false;
       }
-      delay = watchBackoff.next();
+      delay = now ? Duration.ZERO : watchBackoff.next();
+      // the next watch goes to another member: the one that failed may be hung, partitioned or stopped
+      watchEndpoint = (watchEndpoint + 1) % etcd.endpointCount();
     }
     if (old != null) {
       old.close();
     }
     metrics.watchRestarts.increment();
     boolean compacted = LeaseKeeper.unwrap(t) instanceof CompactedException;
-    log.warn("watch ended, re-creating in {} ms: prefix={} from_revision={} error=\"{}\"", delay.toMillis(),
-        config.keyPrefix(), compacted ? "current" : etcd.history().revision() + 1,
+    log.warn("watch ended, re-creating in {} ms on {}: prefix={} from_revision={} error=\"{}\"", delay.toMillis(),
+        etcd.endpoint(watchEndpoint), config.keyPrefix(), compacted ? "current" : etcd.history().revision() + 1,
         t == null ? "stream completed" : LeaseKeeper.describe(t));
     schedule(() -> restartWatch(compacted), delay);
   }
@@ -367,6 +430,128 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
     }
   }
 
+  /**
+   * With RBAC, a role without readwrite on the key prefix would otherwise show up as elections that never
+   * leave CANDIDATE. Probes both without changing anything: a read of the prefix, and a transaction whose
+   * compare can never hold (a key with version -1) with a put under the prefix; etcd checks the permissions
+   * of every key in a transaction before evaluating it.
+   */
+  private void checkPermissions() {
+    if (config.username() == null) {
+      return;
+    }
+    String probe = config.keyPrefix() + ".permission-probe";
+    try {
+      etcd.get(config.keyPrefix()).get(config.callTimeout().toMillis() + 100, TimeUnit.MILLISECONDS);
+      etcd.txn(t -> t.If(new io.etcd.jetcd.op.Cmp(bytes(probe), io.etcd.jetcd.op.Cmp.Op.LESS,
+              io.etcd.jetcd.op.CmpTarget.version(0)))
+          .Then(io.etcd.jetcd.op.Op.put(bytes(probe), bytes(""), io.etcd.jetcd.options.PutOption.DEFAULT)))
+          .get(config.callTimeout().toMillis() + 100, TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new ElectionException("interrupted while checking etcd permissions", e);
+    } catch (Exception e) {
+      if (EtcdFailure.code(e) == io.grpc.Status.Code.PERMISSION_DENIED) {
+        throw new ElectionException("etcd user '" + config.username() + "' lacks readwrite permission on keyPrefix '"
+            + config.keyPrefix() + "' (grant it: etcdctl role grant-permission <role> --prefix=true readwrite "
+            + config.keyPrefix() + "): " + EtcdFailure.describe(e), EtcdFailure.unwrap(e));
+      }
+      log.warn("could not check etcd permissions on keyPrefix {} ({}); continuing", config.keyPrefix(),
+          EtcdFailure.describe(e));
+    }
+  }
+
+  /**
+   * Reads every member's server version (best effort, one status call each, bounded by callTimeout) and warns
+   * loudly for versions whose leader may revoke live leases after a stall (see {@link EtcdVersions}). The
+   * gauge {@code fenceline.election.etcd.lease.revocation.bug} counts the affected members seen at open().
+   */
+  private void checkServerVersions() {
+    List<String> affected = new ArrayList<>();
+    List<String> seen = new ArrayList<>();
+    for (int i = 0; i < etcd.endpointCount(); i++) {
+      String uri = etcd.endpoint(i).uri;
+      try {
+        String v = etcd.status(i).get(config.callTimeout().toMillis() + 100, TimeUnit.MILLISECONDS).getVersion();
+        seen.add(uri + "=" + v);
+        if (EtcdVersions.hasLeaseRevocationBug(v)) {
+          affected.add(uri + "=" + v);
+        }
+      } catch (Exception e) {
+        seen.add(uri + "=unknown (" + EtcdFailure.describe(e) + ")");
+      }
+    }
+    metrics.leaseRevocationBugMembers(affected.size());
+    if (!affected.isEmpty()) {
+      log.warn("etcd members {} run a version whose leader can revoke live leases after a stall (slow disk, CPU "
+          + "starvation; fixed in etcd 3.4.30 / 3.5.13): a successor may then win before this leader's local "
+          + "deadline. Leadership.isValidNow() cannot protect against that; the resource fence must. Upgrade etcd.",
+          affected);
+    } else {
+      log.info("etcd server versions: {}", seen);
+    }
+  }
+
+  // ------------------------------------------------------------------ liveness without trusting one stream
+
+  /*
+   * Followers must not depend on one watch stream: a member that hangs (SIGSTOP, a stuck disk, silent packet
+   * loss) keeps the TCP connection open and the watch silent, and gRPC keepalive notices only after
+   * keepaliveTime + keepaliveTimeout. So, every renew interval:
+   *  1. every election that does not hold a term re-reads its keys (a linearizable read, with failover to
+   *     the next member): a leader whose lease expired is noticed within one interval of the expiry, whatever
+   *     the watch does;
+   *  2. the watch gets a progress request; if the previous one got no response within callTimeout, the
+   *     watch is re-created at once on the next member (it would only bring the events the reads find anyway,
+   *     but a live watch keeps handovers fast).
+   */
+  private void startLivenessChecks() {
+    long period = config.renewInterval().toNanos();
+    livenessTask = workPool.scheduleWithFixedDelay(this::checkLiveness, period, period, TimeUnit.NANOSECONDS);
+  }
+
+  private void checkLiveness() {
+    if (closed.get() || crashed) {
+      return;
+    }
+    try {
+      elections.values().forEach(DefaultLeaderElection::pollIfWaiting);
+      checkWatch();
+    } catch (RuntimeException e) {
+      log.warn("liveness check failed; next one in {} ms", config.renewInterval().toMillis(), e);
+    }
+  }
+
+  private void checkWatch() {
+    Watch.Watcher w;
+    long generation;
+    synchronized (watchLock) {
+      w = watcher;
+      generation = watchGeneration;
+    }
+    if (w == null) {
+      return; // being re-created
+    }
+    long now = System.nanoTime();
+    long asked = progressRequestedNanos;
+    if (asked != 0 && now - asked > config.callTimeout().toNanos()
+        && lastWatchResponseNanos - asked < 0) {
+      metrics.watchStalls.increment();
+      log.warn("watch on {} gave no progress response within callTimeout={}ms: re-creating it on the next member",
+          etcd.endpoint(watchEndpoint), config.callTimeout().toMillis());
+      handleWatchError(generation, null, true);
+      return;
+    }
+    if (asked == 0) {
+      progressRequestedNanos = now;
+      try {
+        w.requestProgress();
+      } catch (RuntimeException e) {
+        log.debug("watch progress request failed", e);
+      }
+    }
+  }
+
   // ------------------------------------------------------------------ lifecycle
 
   @Override
@@ -374,6 +559,18 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
     if (!closed.compareAndSet(false, true)) {
       return;
     }
+    if (CallbackContext.inside()) {
+      // from a callback or a session thread: closing waits for the elections, which may need this thread
+      Thread t = new Thread(this::closeNow, "fenceline-session-close");
+      t.setDaemon(true);
+      t.start();
+      log.debug("session close() from a callback: closing on another thread");
+      return;
+    }
+    closeNow();
+  }
+
+  private void closeNow() {
     if (shutdownHook != null) {
       try {
         Runtime.getRuntime().removeShutdownHook(shutdownHook);
@@ -415,6 +612,9 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
   }
 
   private void shutdownQuietly() {
+    if (livenessTask != null) {
+      livenessTask.cancel(false);
+    }
     closeWatcher();
     keeper.close();
     leaseThread.shutdownNow();
@@ -469,7 +669,7 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
   private static ThreadFactory daemon(String name) {
     AtomicInteger i = new AtomicInteger();
     return r -> {
-      Thread t = new Thread(r, name + "-" + i.incrementAndGet());
+      Thread t = new Thread(CallbackContext.marked(r), name + "-" + i.incrementAndGet());
       t.setDaemon(true);
       return t;
     };

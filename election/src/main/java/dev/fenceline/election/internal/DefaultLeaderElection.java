@@ -7,7 +7,6 @@ import static dev.fenceline.election.LeadershipState.LATENT;
 import static dev.fenceline.election.LeadershipState.LEADER;
 import static dev.fenceline.election.LeadershipState.LOST;
 import static dev.fenceline.election.LeadershipState.SUSPECT;
-import static dev.fenceline.election.internal.EtcdGateway.bytes;
 import static dev.fenceline.election.internal.EtcdGateway.string;
 
 import dev.fenceline.election.ElectionConfig;
@@ -21,17 +20,10 @@ import dev.fenceline.election.Leadership;
 import dev.fenceline.election.LeadershipState;
 import dev.fenceline.election.LossReason;
 import io.etcd.jetcd.KeyValue;
-import io.etcd.jetcd.kv.GetResponse;
-import io.etcd.jetcd.op.Cmp;
-import io.etcd.jetcd.op.CmpTarget;
-import io.etcd.jetcd.op.Op;
-import io.etcd.jetcd.options.DeleteOption;
-import io.etcd.jetcd.options.PutOption;
 import io.etcd.jetcd.watch.WatchEvent;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
@@ -79,6 +71,8 @@ final class DefaultLeaderElection implements LeaderElection {
   private final SerialExecutor exec;
   private final LeaseKeeper keeper;
   private final EtcdGateway etcd;
+  /** Every read and write of the election's keys. */
+  private final ElectionStore store;
   private final ElectionMetrics.PerElection meters;
   private final AtomicReference<Lifecycle> lifecycle = new AtomicReference<>(Lifecycle.LATENT);
   private final List<ListenerEntry> listeners = new CopyOnWriteArrayList<>();
@@ -90,8 +84,8 @@ final class DefaultLeaderElection implements LeaderElection {
   // ---- serial-executor confined ----
   private boolean opInFlight;
   private boolean dirty;
-  /** Campaigns whose transaction outcome is unknown: nonce -> (lease, term mod revision they compared). */
-  private final Map<String, long[]> unresolved = new HashMap<>();
+  /** Campaigns whose transaction outcome is unknown, by nonce. */
+  private final Map<String, ElectionDecision.InDoubt> unresolved = new HashMap<>();
   private RecordToDelete recordToDelete;
   private long holdOffUntilNanos;
   private boolean holdingOff;
@@ -99,17 +93,17 @@ final class DefaultLeaderElection implements LeaderElection {
   private final Backoff backoff;
   private ScheduledFuture<?> retryTask;
   /** The last successful read (null before the first); lets a delete event go straight to the CAS. */
-  private Snapshot lastSnapshot;
+  private KeysSnapshot lastSnapshot;
 
   /** The bytes of the record we hold (they contain its random nonce); serial-executor confined. */
-  private io.etcd.jetcd.ByteSequence heldRecord;
+  private byte[] heldRecord;
 
   /**
    * A guarded delete of the leader key: mod revision AND value must match. The value (with its random nonce)
    * makes it ours in any cluster history: after a coordinator rebuild a retried delete may reach the new
    * cluster before the change is detected, where the same mod revision can belong to someone else's record.
    */
-  private record RecordToDelete(long leaseId, long modRevision, io.etcd.jetcd.ByteSequence value,
+  private record RecordToDelete(long leaseId, long modRevision, byte[] value,
       boolean withResignRequest,
       CompletableFuture<Void> done) {}
 
@@ -123,6 +117,7 @@ final class DefaultLeaderElection implements LeaderElection {
     this.exec = new SerialExecutor(session.workPool());
     this.keeper = session.keeper();
     this.etcd = session.etcd();
+    this.store = session.store();
     this.backoff = new Backoff(config.retryBackoffMin(), config.retryBackoffMax());
     this.meters = session.metrics().forElection(electionName, candidateId, this,
         o -> ((DefaultLeaderElection) o).leaderGauge(), o -> ((DefaultLeaderElection) o).termGauge());
@@ -166,7 +161,7 @@ final class DefaultLeaderElection implements LeaderElection {
 
   @Override
   public Leadership awaitLeadership(Duration timeout) throws InterruptedException, TimeoutException {
-    long deadline = System.nanoTime() + timeout.toNanos();
+    long deadline = now() + timeout.toNanos();
     synchronized (monitor) {
       while (true) {
         LeadershipImpl l = leadership;
@@ -176,7 +171,7 @@ final class DefaultLeaderElection implements LeaderElection {
         if (state == CLOSED) {
           throw new ElectionException("election '" + keys.election() + "' is closed: no leadership to await");
         }
-        long left = deadline - System.nanoTime();
+        long left = deadline - now();
         if (left <= 0) {
           throw new TimeoutException("candidate '" + candidateId + "' did not become leader of election '"
               + keys.election() + "' within " + timeout.toMillis() + "ms (state " + state + ")");
@@ -214,12 +209,14 @@ final class DefaultLeaderElection implements LeaderElection {
       return CompletableFuture.completedFuture(null);
     }
     CompletableFuture<Void> done = new CompletableFuture<>();
+    // completed on the listener executor: what the caller chains onto it must not run on an election thread
+    Runnable complete = () -> CallbackContext.deliver(session.listenerExecutor(), () -> done.complete(null));
     exec.execute(() -> {
       startHoldOff();
       if (leadership == null) {
-        done.complete(null);
+        complete.run();
       } else {
-        resignNow(LossReason.RESIGNED, "resign() called", false, false).whenComplete((v, e) -> done.complete(null));
+        resignNow(LossReason.RESIGNED, "resign() called", false, false).whenComplete((v, e) -> complete.run());
       }
     });
     return done;
@@ -228,6 +225,13 @@ final class DefaultLeaderElection implements LeaderElection {
   @Override
   public void close() {
     CompletableFuture<Void> done = closeAsync();
+    if (CallbackContext.inside()) {
+      // Called from a listener, a stage of lost()/resign(), or an election thread: waiting here could block
+      // the very thread that has to finish the close. Validity already ended; the delete completes by itself.
+      log.debug("election close() from a callback: not waiting for the record delete: election={} candidate={}",
+          keys.election(), candidateId);
+      return;
+    }
     try {
       done.get(config.callTimeout().toMillis() * 2 + 100, TimeUnit.MILLISECONDS);
     } catch (InterruptedException e) {
@@ -260,6 +264,9 @@ final class DefaultLeaderElection implements LeaderElection {
       if (leadership != null) {
         resignNow(LossReason.CLOSED, deleteRecord ? "close() called" : "session closing: lease will be revoked",
             false, true, deleteRecord).whenComplete((v, e) -> done.complete(null));
+      } else if (deleteRecord && !unresolved.isEmpty()) {
+        transition(CLOSED, "close() called", null);
+        resolvePendingCampaignsOnClose(done);
       } else {
         transition(CLOSED, "close() called", null);
         done.complete(null);
@@ -269,6 +276,39 @@ final class DefaultLeaderElection implements LeaderElection {
       session.forget(this);
       meters.remove();
     });
+  }
+
+  /**
+   * Closing while a campaign's outcome is unknown: if it committed, the record sits on a lease the session
+   * keeps renewing and nobody else could lead until the session closes. One read decides: a record with our
+   * lease and a pending campaign's nonce is deleted, guarded on its mod revision and exact bytes. A campaign
+   * that commits only after this read is removed by the session, which deletes any record on its lease that
+   * appears for an election it has no handle for.
+   */
+  private void resolvePendingCampaignsOnClose(CompletableFuture<Void> done) {
+    store.readLeader(keys).whenCompleteAsync((leader, e) -> {
+      if (e != null) {
+        log.warn("closing: could not read whether a campaign with unknown outcome committed: election={} "
+            + "error=\"{}\"; the session removes such a record when it sees it", keys.election(),
+            EtcdFailure.describe(e));
+      }
+      Optional<StoredKey> mine = e == null ? ElectionDecision.recordToDeleteOnClose(leader, unresolved)
+          : Optional.empty();
+      unresolved.clear();
+      if (mine.isEmpty()) {
+        done.complete(null);
+        return;
+      }
+      StoredKey kv = mine.get();
+      log.info("closing: a campaign with unknown outcome had committed; deleting its record: election={} "
+          + "candidate={} mod_revision={}", keys.election(), candidateId, kv.modRevision());
+      recordToDelete = new RecordToDelete(kv.lease(), kv.modRevision(), kv.value(), false, done);
+      if (!opInFlight) {
+        deleteRecord();
+      } else {
+        dirty = true;
+      }
+    }, exec);
   }
 
   @Override
@@ -284,10 +324,37 @@ final class DefaultLeaderElection implements LeaderElection {
     exec.execute(this::evaluate);
   }
 
+  /**
+   * The session's periodic check: an election without a term re-reads unless an operation is already in
+   * flight. This, not the watch, bounds how late a follower notices an expired leader (see the session).
+   */
+  void pollIfWaiting() {
+    exec.execute(() -> {
+      if (lifecycle.get() == Lifecycle.STARTED && leadership == null && !opInFlight && recordToDelete == null) {
+        evaluate();
+      }
+    });
+  }
+
   void onWatchEvent(WatchEvent event) {
     exec.execute(() -> {
       LeadershipImpl l = leadership;
       KeyValue kv = event.getKeyValue();
+      if (lifecycle.get() == Lifecycle.CLOSED) {
+        // A campaign with unknown outcome committed after close() read the key: give the record back.
+        if (event.getEventType() == WatchEvent.EventType.PUT && l == null && recordToDelete == null
+            && kv.getLease() != 0 && kv.getLease() == keeper.view().leaseId()
+            && string(kv.getKey()).equals(keys.leader())) {
+          recordToDelete = new RecordToDelete(kv.getLease(), kv.getModRevision(), kv.getValue().getBytes(), false,
+              new CompletableFuture<>());
+          if (!opInFlight) {
+            deleteRecord();
+          } else {
+            dirty = true;
+          }
+        }
+        return;
+      }
       // Our own campaign transaction (record + term at one revision) needs no re-read.
       if (l != null && event.getEventType() == WatchEvent.EventType.PUT
           && kv.getModRevision() == l.recordModRevision) {
@@ -299,16 +366,15 @@ final class DefaultLeaderElection implements LeaderElection {
       if (event.getEventType() == WatchEvent.EventType.DELETE && l == null && !opInFlight && recordToDelete == null
           && lifecycle.get() == Lifecycle.STARTED && lastSnapshot != null && !lastSnapshot.paused
           && lastSnapshot.epoch == etcd.history().mark().epoch() // never CAS with revisions of an older history
-          && !(holdingOff && holdOffUntilNanos - System.nanoTime() > 0)
+          && !(holdingOff && holdOffUntilNanos - now() > 0)
           && string(kv.getKey()).equals(keys.leader())) {
         LeaseKeeper.View lease = keeper.view();
         if (lease.health() == LeaseKeeper.Health.HEALTHY) {
-          Snapshot s = lastSnapshot;
+          KeysSnapshot s = lastSnapshot;
           lastSnapshot = null; // used once
-          if (leaderAbsentSinceNanos < 0) {
-            leaderAbsentSinceNanos = System.nanoTime();
-          }
-          campaign(s, lease.leaseId());
+          s.leader = null; // what the event says; everything else as last read
+          s.record = null;
+          decideOn(s);
           return;
         }
       }
@@ -385,7 +451,7 @@ final class DefaultLeaderElection implements LeaderElection {
     dirty = false;
     opInFlight = true;
     long epoch = etcd.history().mark().epoch();
-    etcd.getPrefix(keys.root()).whenCompleteAsync((resp, err) -> {
+    store.read(keys).whenCompleteAsync((resp, err) -> {
       opInFlight = false;
       if (err != null) {
         log.debug("election read failed: election={} error=\"{}\"", keys.election(), LeaseKeeper.describe(err));
@@ -399,7 +465,8 @@ final class DefaultLeaderElection implements LeaderElection {
     }, exec);
   }
 
-  private void decide(GetResponse resp, long epoch) {
+  /** After one read: parse, ask the pure decision, carry it out. */
+  private void decide(List<StoredKey> resp, long epoch) {
     if (recordToDelete != null) {
       // A resign happened while this read was in flight: the read may still show our record. Deleting it
       // comes first; the next evaluation reads again.
@@ -409,9 +476,9 @@ final class DefaultLeaderElection implements LeaderElection {
     if (lifecycle.get() != Lifecycle.STARTED) {
       return;
     }
-    Snapshot s;
+    KeysSnapshot s;
     try {
-      s = Snapshot.of(keys, resp);
+      s = KeysSnapshot.of(keys, resp);
     } catch (IllegalArgumentException e) {
       // A malformed term or floor key must never let us guess a term: wait for an operator.
       log.error("election keys unusable, not campaigning: election={} problem=\"{}\"", keys.election(), e.getMessage());
@@ -423,85 +490,80 @@ final class DefaultLeaderElection implements LeaderElection {
     backoff.reset();
     s.epoch = epoch;
     lastSnapshot = s;
-    lastTermSeen = Math.max(lastTermSeen, s.term);
-    LeaseKeeper.View lease = keeper.view();
-    LeaderRecord rec = s.record;
-
-    LeadershipImpl l = leadership;
-    if (l != null) {
-      boolean stillOurs = rec != null && rec.leaseId() == l.leaseId() && rec.nonce().equals(l.nonce());
-      if (stillOurs) {
-        if (s.paused) {
-          resignNow(LossReason.PAUSED, "kill switch " + keys.paused() + " present", false, false);
-        } else if (s.resignRequest != null && s.resignRequestTerm(l.term()) == l.term()) {
-          startHoldOff();
-          resignNow(LossReason.RESIGN_REQUESTED, "resign requested via " + keys.resignRequest(), true, false);
-        } else {
-          if (s.resignRequest != null) {
-            deleteStaleResignRequest(s.resignRequest);
-          }
-          if (state == SUSPECT && lease.validNow(l.leaseId())) {
-            l.validate();
-            transition(LEADER, "verified by linearizable read: record and lease still held", l);
-          }
-        }
-        return;
-      }
-      loseTerm(LossReason.RECORD_GONE, rec == null
-          ? (s.leader == null ? "leader record deleted" : "leader record unreadable")
-          : "leader record now held by " + rec.leaderId() + " term " + rec.term());
-    }
-
-    if (s.leader != null) {
-      leaderAbsentSinceNanos = -1;
-      if (rec != null && unresolved.containsKey(rec.nonce()) && rec.leaseId() == lease.leaseId()) {
-        won(rec, s.leader.getValue(), s.leader.getModRevision(),
-            "campaign with unknown outcome resolved by read: it committed");
-        return;
-      }
-      if (rec != null && rec.leaseId() == lease.leaseId() && lease.health() != LeaseKeeper.Health.GONE) {
-        // Bound to our lease but not a campaign we know: a leftover of ours (e.g. a resign whose delete
-        // outcome was lost). Nobody else can use it and it would block everyone: delete it, guarded.
-        recordToDelete = new RecordToDelete(lease.leaseId(), s.leader.getModRevision(), s.leader.getValue(),
-            false, new CompletableFuture<>());
-        deleteRecord();
-        return;
-      }
-      long termModRev = s.termModRevision;
-      unresolved.values().removeIf(p -> p[1] != termModRev); // the term moved on: those can never commit
-      transition(FOLLOWER, rec == null ? "leader record unreadable" : "leader is " + rec.leaderId() + " term "
-          + rec.term(), null);
-      return;
-    }
-
-    // No leader record.
-    long termModRev = s.termModRevision;
-    unresolved.values().removeIf(p -> p[1] != termModRev);
-    if (s.paused) {
-      transition(FOLLOWER, "paused: kill switch " + keys.paused() + " present", null);
-      return;
-    }
-    if (holdingOff) {
-      long left = holdOffUntilNanos - System.nanoTime();
-      if (left > 0) {
-        transition(FOLLOWER, "holding off after resigning", null);
-        scheduleRetry(Duration.ofNanos(left));
-        return;
-      }
-      holdingOff = false;
-    }
-    if (lease.health() == LeaseKeeper.Health.GONE || lease.health() == LeaseKeeper.Health.CLOSED) {
-      transition(CANDIDATE, "waiting for a lease", null);
-      return; // leaseGranted pokes us
-    }
-    if (leaderAbsentSinceNanos < 0) {
-      leaderAbsentSinceNanos = System.nanoTime();
-    }
-    campaign(s, lease.leaseId());
+    decideOn(s);
   }
 
-  private void campaign(Snapshot s, long leaseId) {
-    long term = Math.max(s.term + 1, Math.max(s.floor, 1));
+  private void decideOn(KeysSnapshot s) {
+    lastTermSeen = Math.max(lastTermSeen, s.term);
+    LeaseKeeper.View lease = keeper.view();
+    LeadershipImpl l = leadership;
+    ElectionDecision.Decision d = ElectionDecision.decide(new ElectionDecision.Facts(s,
+        l == null ? null : new ElectionDecision.Held(l.leaseId(), l.nonce(), l.term(), state == SUSPECT),
+        new ElectionDecision.LeaseFacts(lease.leaseId(), lease.health(), lease.validUntilNanos()),
+        unresolved, holdingOff, holdOffUntilNanos, now()));
+    apply(d, s, l, lease.leaseId());
+  }
+
+  private void apply(ElectionDecision.Decision d, KeysSnapshot s, LeadershipImpl l, long leaseId) {
+    if (d.lost() != null) {
+      loseTerm(d.lost(), d.lostWhy());
+    }
+    if (d.keepInDoubtAt() >= 0) {
+      long keep = d.keepInDoubtAt();
+      unresolved.values().removeIf(p -> p.termModRevision() != keep); // the term moved on: can never commit
+    }
+    if (d.holdOffOver()) {
+      holdingOff = false;
+    }
+    if (s.leader != null) {
+      leaderAbsentSinceNanos = -1;
+    }
+    ElectionDecision.Action action = d.action();
+    if (action instanceof ElectionDecision.Stay || action instanceof ElectionDecision.ResumeLeader) {
+      if (d.staleResignRequest() != null) {
+        store.deleteResignRequest(keys, d.staleResignRequest().modRevision());
+      }
+      if (action instanceof ElectionDecision.ResumeLeader) {
+        l.validate();
+        transition(LEADER, "verified by linearizable read: record and lease still held", l);
+      }
+    } else if (action instanceof ElectionDecision.Resign r) {
+      if (r.startHoldOff()) {
+        startHoldOff();
+      }
+      String why = r.reason() == LossReason.PAUSED ? "kill switch " + keys.paused() + " present"
+          : r.reason() == LossReason.RESIGN_REQUESTED ? "resign requested via " + keys.resignRequest() : r.why();
+      resignNow(r.reason(), why, r.withResignRequest(), false);
+    } else if (action instanceof ElectionDecision.AdoptCampaign a) {
+      won(a.record(), a.leader().value(), a.leader().modRevision(),
+          "campaign with unknown outcome resolved by read: it committed");
+    } else if (action instanceof ElectionDecision.DeleteLeftover left) {
+      // Bound to our lease but not a campaign we know: a leftover of ours (e.g. a resign whose delete
+      // outcome was lost). Nobody else can use it and it would block everyone: delete it, guarded.
+      recordToDelete = new RecordToDelete(left.leader().lease(), left.leader().modRevision(),
+          left.leader().value(), false, new CompletableFuture<>());
+      deleteRecord();
+    } else if (action instanceof ElectionDecision.Follow f) {
+      transition(FOLLOWER, f.why(), null);
+    } else if (action instanceof ElectionDecision.HoldOff h) {
+      transition(FOLLOWER, "holding off after resigning", null);
+      scheduleRetry(Duration.ofNanos(h.remainingNanos()));
+    } else if (action instanceof ElectionDecision.WaitForLease) {
+      transition(CANDIDATE, "waiting for a lease", null); // leaseGranted pokes us
+    } else if (action instanceof ElectionDecision.CannotCampaign c) {
+      // Never wrap around or guess: an exhausted or absurd term space needs an operator.
+      log.error("not campaigning: election={} problem=\"{}\"", keys.election(), c.problem());
+      transition(FOLLOWER, "cannot issue a term: " + c.problem(), null);
+      scheduleRetry(config.retryBackoffMax());
+    } else if (action instanceof ElectionDecision.Campaign c) {
+      if (leaderAbsentSinceNanos < 0) {
+        leaderAbsentSinceNanos = now();
+      }
+      campaign(s, c.term(), leaseId);
+    }
+  }
+
+  private void campaign(KeysSnapshot s, long term, long leaseId) {
     byte[] nonceBytes = new byte[12];
     RANDOM.nextBytes(nonceBytes);
     String nonce = HexFormat.of().formatHex(nonceBytes);
@@ -509,28 +571,29 @@ final class DefaultLeaderElection implements LeaderElection {
     transition(CANDIDATE, "leader key absent: campaigning for term " + term, null);
     opInFlight = true;
     long termModRev = s.termModRevision;
-    io.etcd.jetcd.ByteSequence value = io.etcd.jetcd.ByteSequence.from(LeaderRecordCodec.encode(rec));
-    etcd.txn(txn -> txn
-        .If(new Cmp(bytes(keys.leader()), Cmp.Op.EQUAL, CmpTarget.createRevision(0)),
-            new Cmp(bytes(keys.term()), Cmp.Op.EQUAL, CmpTarget.modRevision(termModRev)),
-            new Cmp(bytes(keys.termFloor()), Cmp.Op.EQUAL, CmpTarget.modRevision(s.floorModRevision)),
-            new Cmp(bytes(keys.paused()), Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
-        .Then(Op.put(bytes(keys.leader()), value, PutOption.builder().withLeaseId(leaseId).build()),
-            Op.put(bytes(keys.term()), bytes(Long.toString(term)), PutOption.DEFAULT)))
-        .whenCompleteAsync((r, e) -> {
+    byte[] value = LeaderRecordCodec.encode(rec);
+    store.campaign(keys, leaseId, value, term, termModRev, s.floorModRevision)
+        .whenCompleteAsync((committedAt, e) -> {
           opInFlight = false;
-          if (e == null && r.isSucceeded()) {
-            won(rec, value, r.getHeader().getRevision(), "campaign won");
-          } else if (e == null) {
-            dirty = true; // compares failed: someone else moved first; re-read decides
-          } else {
-            // Outcome unknown: the transaction may still commit later. Remember the nonce; a later read
-            // that finds our lease + this nonce in the record means we won.
-            unresolved.put(nonce, new long[] {leaseId, termModRev});
-            log.warn("campaign outcome unknown, will resolve by reading: election={} candidate={} term={} "
-                + "lease={} nonce={} error=\"{}\"", keys.election(), candidateId, term, leaseId, nonce,
-                LeaseKeeper.describe(e));
-            scheduleRetry(backoff.next());
+          switch (ElectionDecision.outcome(committedAt, e)) {
+            case WON -> won(rec, value, committedAt.get(), "campaign won");
+            case LOST_RACE -> dirty = true; // compares failed: someone else moved first; re-read decides
+            case REJECTED -> {
+              // etcd answered and rejected it (e.g. NOT_FOUND: our lease is gone): it did not commit and never
+              // will, so there is nothing to resolve.
+              log.warn("campaign rejected by etcd (not committed): election={} candidate={} term={} lease={} "
+                  + "error=\"{}\"", keys.election(), candidateId, term, leaseId, EtcdFailure.describe(e));
+              scheduleRetry(backoff.next());
+            }
+            case IN_DOUBT -> {
+              // The transaction may still commit later. Remember the nonce; a later read that finds our
+              // lease + this nonce in the record means we won.
+              unresolved.put(nonce, new ElectionDecision.InDoubt(leaseId, termModRev));
+              log.warn("campaign outcome unknown, will resolve by reading: election={} candidate={} term={} "
+                  + "lease={} nonce={} error=\"{}\"", keys.election(), candidateId, term, leaseId, nonce,
+                  EtcdFailure.describe(e));
+              scheduleRetry(backoff.next());
+            }
           }
           if (dirty) {
             evaluate();
@@ -538,11 +601,12 @@ final class DefaultLeaderElection implements LeaderElection {
         }, exec);
   }
 
-  private void won(LeaderRecord rec, io.etcd.jetcd.ByteSequence value, long recordModRevision, String reason) {
+  private void won(LeaderRecord rec, byte[] value, long recordModRevision, String reason) {
     unresolved.clear();
     backoff.reset();
     LeadershipImpl l = new LeadershipImpl(keys.election(), candidateId, rec.term(), rec.leaseId(), rec.nonce(),
-        rec.acquiredAt(), recordModRevision, keeper);
+        rec.acquiredAt(), recordModRevision, keeper,
+        session.listenerExecutor());
     lastTermSeen = Math.max(lastTermSeen, rec.term());
     if (lifecycle.get() != Lifecycle.STARTED) {
       // closed while the campaign was in flight: give it straight back
@@ -554,7 +618,7 @@ final class DefaultLeaderElection implements LeaderElection {
     heldRecord = value;
     meters.won.increment();
     if (leaderAbsentSinceNanos >= 0) {
-      meters.takeover.record(System.nanoTime() - leaderAbsentSinceNanos, TimeUnit.NANOSECONDS);
+      meters.takeover.record(now() - leaderAbsentSinceNanos, TimeUnit.NANOSECONDS);
       leaderAbsentSinceNanos = -1;
     }
     if (state == LOST) {
@@ -621,27 +685,18 @@ final class DefaultLeaderElection implements LeaderElection {
   private void deleteRecord() {
     RecordToDelete d = recordToDelete;
     opInFlight = true;
-    etcd.txn(txn -> {
-      List<Op> ops = new ArrayList<>();
-      ops.add(Op.delete(bytes(keys.leader()), DeleteOption.DEFAULT));
-      if (d.withResignRequest()) {
-        ops.add(Op.delete(bytes(keys.resignRequest()), DeleteOption.DEFAULT));
-      }
-      return txn.If(new Cmp(bytes(keys.leader()), Cmp.Op.EQUAL, CmpTarget.modRevision(d.modRevision())),
-              new Cmp(bytes(keys.leader()), Cmp.Op.EQUAL, CmpTarget.value(d.value())))
-          .Then(ops.toArray(Op[]::new));
-    }).whenCompleteAsync((r, e) -> {
+    store.deleteRecord(keys, d.modRevision(), d.value(), d.withResignRequest()).whenCompleteAsync((deleted, e) -> {
       opInFlight = false;
       if (recordToDelete == d) {
         if (e == null) {
           recordToDelete = null;
           log.info("leader record released: election={} candidate={} lease={} deleted={}", keys.election(),
-              candidateId, d.leaseId(), r.isSucceeded() ? "yes" : "no (already gone or replaced)");
+              candidateId, d.leaseId(), deleted ? "yes" : "no (already gone or replaced)");
           d.done().complete(null);
           dirty = true;
         } else {
           log.warn("deleting leader record failed, retrying: election={} error=\"{}\"", keys.election(),
-              LeaseKeeper.describe(e));
+              EtcdFailure.describe(e));
           scheduleRetry(backoff.next());
         }
       }
@@ -651,15 +706,9 @@ final class DefaultLeaderElection implements LeaderElection {
     }, exec);
   }
 
-  private void deleteStaleResignRequest(KeyValue request) {
-    etcd.txn(txn -> txn
-        .If(new Cmp(bytes(keys.resignRequest()), Cmp.Op.EQUAL, CmpTarget.modRevision(request.getModRevision())))
-        .Then(Op.delete(bytes(keys.resignRequest()), DeleteOption.DEFAULT)));
-  }
-
   private void startHoldOff() {
     holdingOff = true;
-    holdOffUntilNanos = System.nanoTime() + config.resignHoldOff().toNanos();
+    holdOffUntilNanos = now() + config.resignHoldOff().toNanos();
   }
 
   private void scheduleRetry(Duration delay) {
@@ -676,7 +725,7 @@ final class DefaultLeaderElection implements LeaderElection {
     }
     Transitions.check(from, to);
     state = to;
-    long nanos = System.nanoTime();
+    long nanos = now();
     Instant wall = Instant.now();
     long term = l != null ? l.term() : 0;
     long lease = l != null ? l.leaseId() : keeper.view().leaseId();
@@ -695,6 +744,11 @@ final class DefaultLeaderElection implements LeaderElection {
     synchronized (monitor) {
       monitor.notifyAll();
     }
+  }
+
+  /** The deadline clock (counts host suspend); the scale of event times and validity deadlines. */
+  private long now() {
+    return keeper.clock().nanoTime();
   }
 
   private double leaderGauge() {
@@ -717,77 +771,13 @@ final class DefaultLeaderElection implements LeaderElection {
     }
 
     void deliver(ElectionEvent event) {
-      executor.execute(() -> {
+      executor.execute(() -> CallbackContext.run(() -> {
         try {
           listener.onStateChange(event);
         } catch (RuntimeException e) {
           log.warn("election listener threw; ignored: election={} listener={}", event.electionName(), listener, e);
         }
-      });
-    }
-  }
-
-  /** The parsed result of one range read of an election's keys. */
-  static final class Snapshot {
-    KeyValue leader;
-    LeaderRecord record;
-    long term;
-    long termModRevision;
-    long floor;
-    long floorModRevision;
-    boolean paused;
-    KeyValue resignRequest;
-    /** {@link ClusterHistory} epoch when the read was sent. */
-    long epoch;
-
-    static Snapshot of(ElectionKeys keys, GetResponse resp) {
-      Snapshot s = new Snapshot();
-      for (KeyValue kv : resp.getKvs()) {
-        String key = string(kv.getKey());
-        if (key.equals(keys.leader())) {
-          s.leader = kv;
-          try {
-            s.record = LeaderRecordCodec.decode(kv.getValue().getBytes());
-          } catch (IllegalArgumentException e) {
-            log.warn("leader record unreadable (treated as held by someone else): key={} problem=\"{}\"", key,
-                e.getMessage());
-          }
-        } else if (key.equals(keys.term())) {
-          s.term = parse(key, kv);
-          s.termModRevision = kv.getModRevision();
-        } else if (key.equals(keys.termFloor())) {
-          s.floor = parse(key, kv);
-          s.floorModRevision = kv.getModRevision();
-        } else if (key.equals(keys.paused())) {
-          s.paused = true;
-        } else if (key.equals(keys.resignRequest())) {
-          s.resignRequest = kv;
-        }
-      }
-      return s;
-    }
-
-    /** The term a resign request targets; a blank or unparseable value targets whoever leads. */
-    long resignRequestTerm(long current) {
-      String v = string(resignRequest.getValue()).trim();
-      try {
-        return v.isEmpty() ? current : Long.parseLong(v);
-      } catch (NumberFormatException e) {
-        return current;
-      }
-    }
-
-    private static long parse(String key, KeyValue kv) {
-      String v = string(kv.getValue()).trim();
-      try {
-        long n = Long.parseLong(v);
-        if (n < 0) {
-          throw new IllegalArgumentException(key + " is negative: " + v);
-        }
-        return n;
-      } catch (NumberFormatException e) {
-        throw new IllegalArgumentException(key + " is not a decimal number: '" + v + "'");
-      }
+      }));
     }
   }
 }

@@ -23,20 +23,28 @@ import java.util.function.ToDoubleFunction;
  *   <li>{@code fenceline.election.suspect.transitions} counter</li>
  *   <li>{@code fenceline.election.takeover} timer: leader key seen absent → this candidate won</li>
  *   <li>{@code fenceline.election.won} / {@code fenceline.election.lost} counters ({@code reason} tag on lost)</li>
+ *   <li>{@code fenceline.election.etcd.lease.revocation.bug} gauge: members running an etcd version whose
+ *       leader can revoke live leases after a stall (0 is good)</li>
  *   <li>{@code fenceline.election.lease.renew.rtt} timer (histogram) of confirmed renewals</li>
- *   <li>{@code fenceline.election.lease.keepalive.failures}, {@code ...lease.keepalive.recoveries},
- *       {@code ...lease.regrants}, {@code ...watch.restarts}, {@code ...etcd.requests} ({@code op} tag)</li>
+ *   <li>{@code fenceline.election.lease.keepalive.failures} ({@code endpoint} tag),
+ *       {@code fenceline.election.etcd.failures} ({@code op} and {@code endpoint} tags),
+ *       {@code ...lease.keepalive.recoveries},
+ *       {@code ...lease.regrants}, {@code ...watch.restarts}, {@code ...watch.stalls}, {@code ...etcd.requests} ({@code op} tag)</li>
  * </ul>
  */
 final class ElectionMetrics {
   private final MeterRegistry registry;
   final Timer renewRtt;
-  final Counter keepAliveFailures;
+  private final ConcurrentMap<String, Counter> keepAliveFailures = new ConcurrentHashMap<>();
+  private final ConcurrentMap<String, Counter> endpointFailures = new ConcurrentHashMap<>();
   final Counter keepAliveRecoveries;
   final Counter leaseRegrants;
   final Counter watchRestarts;
+  final Counter watchStalls;
   private final ConcurrentMap<String, Counter> requests = new ConcurrentHashMap<>();
   private final LongAdder requestTotal = new LongAdder();
+  private final java.util.concurrent.atomic.AtomicInteger leaseRevocationBugMembers =
+      new java.util.concurrent.atomic.AtomicInteger();
 
   ElectionMetrics(MeterRegistry registry) {
     this.registry = registry;
@@ -46,14 +54,43 @@ final class ElectionMetrics {
         .minimumExpectedValue(Duration.ofMillis(1))
         .maximumExpectedValue(Duration.ofSeconds(10))
         .register(registry);
-    this.keepAliveFailures = Counter.builder("fenceline.election.lease.keepalive.failures")
-        .description("lease renewals that failed or timed out").register(registry);
     this.keepAliveRecoveries = Counter.builder("fenceline.election.lease.keepalive.recoveries")
         .description("first confirmed renewal after a failure (the keepalive loop re-established)").register(registry);
     this.leaseRegrants = Counter.builder("fenceline.election.lease.regrants")
         .description("new leases granted after etcd reported the lease gone").register(registry);
     this.watchRestarts = Counter.builder("fenceline.election.watch.restarts")
         .description("prefix watch re-created after an error").register(registry);
+    Gauge.builder("fenceline.election.etcd.lease.revocation.bug", leaseRevocationBugMembers, Number::doubleValue)
+        .description("etcd members (seen at open) whose version can revoke live leases after a leader stall; "
+            + "anything above 0 means a successor may win before this leader's local deadline")
+        .register(registry);
+    this.watchStalls = Counter.builder("fenceline.election.watch.stalls")
+        .description("prefix watch without a progress response within callTimeout (member hung): re-created "
+            + "on the next member").register(registry);
+  }
+
+  /** A renewal sent to {@code endpoint} failed or timed out (tagged so a sick member is visible). */
+  void keepAliveFailure(String endpoint) {
+    keepAliveFailures.computeIfAbsent(endpoint, e -> Counter.builder("fenceline.election.lease.keepalive.failures")
+        .tag("endpoint", e).description("lease renewals that failed or timed out, by etcd member")
+        .register(registry)).increment();
+  }
+
+  /** Total failed renewals over all members (tests, diagnostics). */
+  double keepAliveFailureCount() {
+    return keepAliveFailures.values().stream().mapToDouble(Counter::count).sum();
+  }
+
+  /** A call of kind {@code op} to {@code endpoint} failed without a definite answer. */
+  void endpointFailure(String op, String endpoint) {
+    endpointFailures.computeIfAbsent(op + " " + endpoint, k -> Counter.builder("fenceline.election.etcd.failures")
+        .tag("op", op).tag("endpoint", endpoint)
+        .description("etcd calls without a definite answer (timeout, unavailable), by member").register(registry))
+        .increment();
+  }
+
+  void leaseRevocationBugMembers(int n) {
+    leaseRevocationBugMembers.set(n);
   }
 
   void request(String op) {

@@ -7,37 +7,128 @@ import io.etcd.jetcd.KV;
 import io.etcd.jetcd.Lease;
 import io.etcd.jetcd.Response;
 import io.etcd.jetcd.Txn;
+import io.etcd.jetcd.Watch;
+import io.etcd.jetcd.api.LeaseGrpc;
+import io.etcd.jetcd.api.LeaseKeepAliveRequest;
 import io.etcd.jetcd.kv.GetResponse;
 import io.etcd.jetcd.kv.TxnResponse;
 import io.etcd.jetcd.lease.LeaseGrantResponse;
 import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
 import io.etcd.jetcd.lease.LeaseRevokeResponse;
+import io.etcd.jetcd.maintenance.StatusResponse;
 import io.etcd.jetcd.options.GetOption;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
 import io.grpc.ClientInterceptor;
+import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
+import io.grpc.netty.NettyChannelBuilder;
+import io.grpc.stub.ClientCallStreamObserver;
+import io.grpc.stub.ClientResponseObserver;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
- * The only place that talks to jetcd's KV and Lease clients. Every call carries two deadlines: a gRPC
- * deadline set by {@link DeadlineInterceptor} (so the RPC itself is cancelled; jetcd sets none and its
- * default waitForReady=true would otherwise hang on a paused member for tens of seconds) and
- * {@code orTimeout(callTimeout)} on the future as a belt-and-braces bound. jetcd's own retries are switched
- * off: retrying is the caller's decision, because only the caller knows whether a retry is safe.
+ * The only place that talks to etcd. One jetcd client per endpoint (not one round-robin client), so every
+ * call knows which member it went to: a failure is tagged with that member, an idempotent call is retried at
+ * once on the next member, and a member that failed stops being preferred. With one member stopped, a
+ * round-robin client sent every third call into it; here at most the first call after it stopped does.
+ *
+ * <p>Every call carries two deadlines: a gRPC deadline set by {@link DeadlineInterceptor} (so the RPC itself
+ * is cancelled; jetcd sets none and waitForReady=true would hang on a paused member) and
+ * {@code orTimeout(callTimeout)} on the future. jetcd's own retries are off: only the caller knows whether
+ * a retry is safe.
+ *
+ * <p><b>Lease renewals</b> go through a raw gRPC LeaseKeepAlive stream per renewal: one request, one
+ * response, then half-close. jetcd's {@code keepAliveOnce} writes its request a second time when the call
+ * completes (etcd counted two renewals per call), and its keepAlive stream cannot say which request a
+ * response answers (the send time the fail-closed deadline needs).
+ *
+ * <p><b>gRPC keepalive</b> is set explicitly ({@link #GRPC_KEEPALIVE_TIME}, timeout = callTimeout, only
+ * while a call is active, which etcd's default enforcement policy requires): jetcd's defaults (30 s + 10 s)
+ * left a watch on a hung member unnoticed for ~38 s. It is not what bounds failover: followers re-read every
+ * renew interval and the watch is checked by progress requests (see DefaultElectionSession).
  */
 final class EtcdGateway implements AutoCloseable {
-  private final Client client;
-  private final KV kv;
-  private final Lease lease;
+  /** grpc-java raises anything below 10 s to 10 s; etcd's default enforcement minimum is 5 s. */
+  static final Duration GRPC_KEEPALIVE_TIME = Duration.ofSeconds(10);
+
+  /** One etcd member as seen by this client. */
+  static final class Endpoint implements AutoCloseable {
+    final int index;
+    final String uri;
+    final Client client;
+    final KV kv;
+    final Lease lease;
+    private final ManagedChannel raw;
+    private final LeaseGrpc.LeaseStub rawLease;
+
+    Endpoint(int index, String uri, ElectionConfig config, io.netty.handler.ssl.SslContext ssl) {
+      this.index = index;
+      this.uri = uri;
+      io.etcd.jetcd.ClientBuilder builder = Client.builder()
+          .endpoints(uri)
+          .retryMaxAttempts(0)
+          .waitForReady(false)
+          .connectTimeout(config.connectTimeout())
+          .keepaliveTime(GRPC_KEEPALIVE_TIME)
+          .keepaliveTimeout(config.callTimeout())
+          .keepaliveWithoutCalls(false)
+          .interceptor(new DeadlineInterceptor(config.callTimeout()));
+      if (ssl != null) {
+        builder.sslContext(ssl);
+      }
+      if (config.username() != null) {
+        builder.user(bytes(config.username())).password(bytes(config.password()));
+      }
+      this.client = builder.build();
+      this.kv = client.getKVClient();
+      this.lease = client.getLeaseClient();
+      URI u = URI.create(uri);
+      NettyChannelBuilder rawBuilder = NettyChannelBuilder.forAddress(u.getHost(), u.getPort());
+      if (ssl != null) {
+        rawBuilder.sslContext(ssl);
+      } else {
+        rawBuilder.usePlaintext();
+      }
+      this.raw = rawBuilder
+          .keepAliveTime(GRPC_KEEPALIVE_TIME.toNanos(), TimeUnit.NANOSECONDS)
+          .keepAliveTimeout(config.callTimeout().toNanos(), TimeUnit.NANOSECONDS)
+          .keepAliveWithoutCalls(false)
+          .build();
+      this.rawLease = LeaseGrpc.newStub(raw);
+    }
+
+    @Override
+    public String toString() {
+      return uri;
+    }
+
+    @Override
+    public void close() {
+      try {
+        client.close();
+      } finally {
+        raw.shutdownNow();
+      }
+    }
+  }
+
+  private final List<Endpoint> endpoints;
   private final Duration callTimeout;
   private final ElectionMetrics metrics;
+  /** The member election requests go to first; moves on when a call there fails. */
+  private final AtomicInteger preferred = new AtomicInteger();
   /** In-flight bound for election reads/transactions (not lease calls). */
   private final AsyncLimiter electionRequests = new AsyncLimiter(64);
   /** Checked against every response header: detects a cluster rebuilt from nothing (see ClusterHistory). */
@@ -47,19 +138,60 @@ final class EtcdGateway implements AutoCloseable {
   EtcdGateway(ElectionConfig config, ElectionMetrics metrics) {
     this.callTimeout = config.callTimeout();
     this.metrics = metrics;
-    this.client = Client.builder()
-        .endpoints(config.endpoints().toArray(String[]::new))
-        .retryMaxAttempts(0)
-        .waitForReady(false)
-        .connectTimeout(config.connectTimeout())
-        .interceptor(new DeadlineInterceptor(config.callTimeout()))
-        .build();
-    this.kv = client.getKVClient();
-    this.lease = client.getLeaseClient();
+    List<Endpoint> list = new ArrayList<>();
+    io.netty.handler.ssl.SslContext ssl = sslContext(config);
+    try {
+      for (String uri : config.endpoints()) {
+        list.add(new Endpoint(list.size(), uri.trim(), config, ssl));
+      }
+    } catch (RuntimeException e) {
+      list.forEach(Endpoint::close);
+      throw e;
+    }
+    this.endpoints = List.copyOf(list);
   }
 
-  Client client() {
-    return client;
+  /** The client TLS context (CA bundle, optional client certificate), or null for plain http. */
+  static io.netty.handler.ssl.SslContext sslContext(ElectionConfig config) {
+    if (!config.tls()) {
+      return null;
+    }
+    try {
+      io.netty.handler.ssl.SslContextBuilder b = io.grpc.netty.GrpcSslContexts.forClient()
+          .trustManager(config.tlsCaFile().toFile());
+      if (config.tlsClientCertFile() != null) {
+        b.keyManager(config.tlsClientCertFile().toFile(), config.tlsClientKeyFile().toFile());
+      }
+      return b.build();
+    } catch (javax.net.ssl.SSLException | IllegalArgumentException e) {
+      throw new dev.fenceline.election.ElectionException("cannot build the etcd TLS context from tlsCaFile="
+          + config.tlsCaFile() + (config.tlsClientCertFile() != null ? ", tlsClientCert=" + config.tlsClientCertFile()
+          + " / " + config.tlsClientKeyFile() : "") + ": " + e.getMessage()
+          + " (PEM files expected; the client key in PKCS#8)", e);
+    }
+  }
+
+  int endpointCount() {
+    return endpoints.size();
+  }
+
+  Endpoint endpoint(int index) {
+    return endpoints.get(Math.floorMod(index, endpoints.size()));
+  }
+
+  /** The member election requests currently go to first. */
+  int preferredEndpoint() {
+    return preferred.get();
+  }
+
+  /** A call to {@code index} failed: prefer the next member, unless someone already moved on. */
+  void demote(int index) {
+    int n = endpoints.size();
+    preferred.compareAndSet(index, (index + 1) % n);
+  }
+
+  Watch watchClient(int index) {
+    return endpoint(index).client.getWatchClient();
   }
 
   ClusterHistory history() {
@@ -91,57 +223,127 @@ final class EtcdGateway implements AutoCloseable {
     return b.toString(StandardCharsets.UTF_8);
   }
 
-  /** Linearizable range read of every key under {@code prefix}. */
+  /** Linearizable range read of every key under {@code prefix}; retried once on the next member. */
   CompletableFuture<GetResponse> getPrefix(String prefix) {
-    return electionRequests.submit(
-        () -> bounded("get", true, () -> kv.get(bytes(prefix), GetOption.builder().isPrefix(true).build())));
+    return electionRequests.submit(() -> withFailover("get", true,
+        e -> e.kv.get(bytes(prefix), GetOption.builder().isPrefix(true).build())));
   }
 
-  /** Linearizable read of one key. */
+  /** Linearizable read of one key; retried once on the next member. */
   CompletableFuture<GetResponse> get(String key) {
-    return bounded("get", true, () -> kv.get(bytes(key)));
+    return withFailover("get", true, e -> e.kv.get(bytes(key)));
   }
 
-  /** Builds and commits a transaction; {@code build} fills in If/Then/Else. */
+  /**
+   * Builds and commits a transaction; {@code build} fills in If/Then/Else. Never retried here: a failure
+   * may have committed (the caller resolves it by reading); the next call goes to the next member.
+   */
   CompletableFuture<TxnResponse> txn(Function<Txn, Txn> build) {
-    return electionRequests.submit(() -> bounded("txn", true, () -> build.apply(kv.txn()).commit()));
+    return electionRequests.submit(() -> {
+      Endpoint e = endpoint(preferred.get());
+      return onEndpoint(e, "txn", true, () -> build.apply(e.kv.txn()).commit());
+    });
   }
 
+  /** A grant that fails leaks at most one unused lease, which expires after its TTL: retried once. */
   CompletableFuture<LeaseGrantResponse> grant(long ttlSeconds) {
-    return bounded("lease_grant", true, () -> lease.grant(ttlSeconds));
-  }
-
-  /** One renewal on its own short-lived gRPC stream: the response answers exactly this request. */
-  CompletableFuture<LeaseKeepAliveResponse> keepAliveOnce(long leaseId) {
-    // not linearizable: the header comes from the etcd leader's local state, which may lag its commits
-    return bounded("lease_keepalive", false, () -> lease.keepAliveOnce(leaseId));
+    return withFailover("lease_grant", true, e -> e.lease.grant(ttlSeconds));
   }
 
   CompletableFuture<LeaseRevokeResponse> revoke(long leaseId) {
-    return bounded("lease_revoke", true, () -> lease.revoke(leaseId));
+    return withFailover("lease_revoke", true, e -> e.lease.revoke(leaseId));
+  }
+
+  /** The server version of one member (maintenance status). */
+  CompletableFuture<StatusResponse> status(int index) {
+    Endpoint e = endpoint(index);
+    return onEndpoint(e, "status", false, () -> e.client.getMaintenanceClient().statusMember(e.uri));
+  }
+
+  /**
+   * Exactly one LeaseKeepAlive request to member {@code index} on its own stream, then half-close. The
+   * response answers exactly this request, so the caller knows the send time a positive TTL confirms.
+   */
+  CompletableFuture<LeaseKeepAliveResponse> keepAliveOnce(long leaseId, int index) {
+    Endpoint e = endpoint(index);
+    // not linearizable: the header comes from the etcd leader's local state, which may lag its commits
+    return onEndpoint(e, "lease_keepalive", false, () -> {
+      CompletableFuture<LeaseKeepAliveResponse> f = new CompletableFuture<>();
+      e.rawLease.withDeadlineAfter(callTimeout.toNanos(), TimeUnit.NANOSECONDS).leaseKeepAlive(
+          new ClientResponseObserver<LeaseKeepAliveRequest, io.etcd.jetcd.api.LeaseKeepAliveResponse>() {
+            private ClientCallStreamObserver<LeaseKeepAliveRequest> requests;
+
+            @Override
+            public void beforeStart(ClientCallStreamObserver<LeaseKeepAliveRequest> requestStream) {
+              this.requests = requestStream;
+            }
+
+            @Override
+            public void onNext(io.etcd.jetcd.api.LeaseKeepAliveResponse value) {
+              f.complete(new LeaseKeepAliveResponse(value));
+              requests.onCompleted(); // half-close: no further request on this stream
+            }
+
+            @Override
+            public void onError(Throwable t) {
+              f.completeExceptionally(t);
+            }
+
+            @Override
+            public void onCompleted() {
+              f.completeExceptionally(new IllegalStateException("LeaseKeepAlive stream of " + e.uri
+                  + " ended without a response"));
+            }
+          }).onNext(LeaseKeepAliveRequest.newBuilder().setID(leaseId).build());
+      return f;
+    });
+  }
+
+  /** Tries the preferred member, then (on a failure that is not a definite rejection) the next one once. */
+  private <T extends Response> CompletableFuture<T> withFailover(String op, boolean linearizable,
+      Function<Endpoint, CompletableFuture<T>> call) {
+    Endpoint first = endpoint(preferred.get());
+    return onEndpoint(first, op, linearizable, () -> call.apply(first))
+        .handle((r, err) -> {
+          if (err == null) {
+            return CompletableFuture.completedFuture(r);
+          }
+          if (EtcdFailure.isDefinite(err) || endpoints.size() == 1) {
+            return CompletableFuture.<T>failedFuture(err);
+          }
+          Endpoint next = endpoint(first.index + 1);
+          return onEndpoint(next, op, linearizable, () -> call.apply(next));
+        })
+        .thenCompose(Function.identity());
   }
 
   /** @param linearizable whether the response header is at least every revision committed before sending */
-  private <T extends Response> CompletableFuture<T> bounded(String op, boolean linearizable,
-      java.util.function.Supplier<CompletableFuture<T>> call) {
+  private <T extends Response> CompletableFuture<T> onEndpoint(Endpoint e, String op, boolean linearizable,
+      Supplier<CompletableFuture<T>> call) {
     metrics.request(op);
     ClusterHistory.Mark sent = history.mark(); // before sending: the floor a same-history answer cannot be below
     CompletableFuture<T> f;
     try {
       f = call.get();
-    } catch (RuntimeException e) {
-      return CompletableFuture.failedFuture(e);
+    } catch (RuntimeException ex) {
+      f = CompletableFuture.failedFuture(ex);
     }
     // thenApply: the check runs before any caller sees the response
     return f.thenApply(r -> {
       observe(sent, r.getHeader(), linearizable);
       return r;
-    }).orTimeout(callTimeout.toNanos() + TimeUnit.MILLISECONDS.toNanos(50), TimeUnit.NANOSECONDS);
+    }).orTimeout(callTimeout.toNanos() + TimeUnit.MILLISECONDS.toNanos(50), TimeUnit.NANOSECONDS)
+        .whenComplete((r, err) -> {
+          if (err != null && !EtcdFailure.isDefinite(err)) {
+            metrics.endpointFailure(op, e.uri);
+            demote(e.index);
+          }
+        });
   }
 
   @Override
   public void close() {
-    client.close();
+    endpoints.forEach(Endpoint::close);
   }
 
   /** Sets a gRPC deadline on every call except the long-lived Watch stream. */
@@ -154,8 +356,6 @@ final class EtcdGateway implements AutoCloseable {
 
     @Override
     public <Q, R> ClientCall<Q, R> interceptCall(MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
-      // Lease/LeaseKeepAlive is a stream too, but we only use it through keepAliveOnce (one request, one
-      // response), so it gets the deadline like any unary call.
       boolean longLived = method.getFullMethodName().endsWith("Watch/Watch");
       if (!longLived && options.getDeadline() == null) {
         options = options.withDeadlineAfter(timeoutNanos, TimeUnit.NANOSECONDS);

@@ -20,13 +20,16 @@ final class LeadershipImpl implements Leadership {
   /** mod revision of our leader record: resign deletes only if it is still this revision. */
   final long recordModRevision;
   private final LeaseKeeper keeper;
+  /** Where {@link #lost} completes: the session's listener executor, never an election thread. */
+  private final java.util.concurrent.Executor userExecutor;
   private final CompletableFuture<LossReason> lost = new CompletableFuture<>();
   private volatile boolean valid;
   private volatile boolean ended;
   private volatile long endedValidUntil;
 
   LeadershipImpl(String electionName, String leaderId, long term, long leaseId, String nonce, Instant acquiredAt,
-      long recordModRevision, LeaseKeeper keeper) {
+      long recordModRevision, LeaseKeeper keeper, java.util.concurrent.Executor userExecutor) {
+    this.userExecutor = userExecutor;
     this.electionName = electionName;
     this.leaderId = leaderId;
     this.term = term;
@@ -47,11 +50,12 @@ final class LeadershipImpl implements Leadership {
 
   void end(LossReason reason) {
     valid = false;
-    long now = System.nanoTime();
+    long now = keeper.clock().nanoTime();
     long d = validUntilNanos();
     endedValidUntil = ValidityDeadline.isBefore(now, d) ? now : d;
     ended = true;
-    lost.complete(reason);
+    // on the listener executor: blocking work chained onto lost() must not stall every election of the session
+    CallbackContext.deliver(userExecutor, () -> lost.complete(reason));
   }
 
   @Override
@@ -95,7 +99,7 @@ final class LeadershipImpl implements Leadership {
       return endedValidUntil;
     }
     LeaseKeeper.View v = keeper.view();
-    return v.leaseId() == leaseId ? v.validUntilNanos() : System.nanoTime();
+    return v.leaseId() == leaseId ? v.validUntilNanos() : keeper.clock().nanoTime();
   }
 
   @Override

@@ -3,15 +3,26 @@
  *
  * <h2>Structure</h2>
  * <ul>
- *   <li>{@code DefaultElectionSession}: one jetcd client, one {@code LeaseKeeper}, one prefix watch, thread pools.</li>
+ *   <li>{@code DefaultElectionSession}: the {@code EtcdGateway}, one {@code LeaseKeeper}, one prefix watch, thread
+ *       pools, and the liveness checks that do not trust one stream (follower re-reads every renew interval,
+ *       watch progress requests with re-creation on the next member).</li>
  *   <li>{@code LeaseKeeper}: the only code that renews the lease; publishes {@code (leaseId, validUntil, health)}
- *       as one immutable view. Runs on its own thread.</li>
- *   <li>{@code DefaultLeaderElection}: the per-election state machine, confined to its serial executor.</li>
- *   <li>{@code EtcdGateway}: every etcd call, each with a gRPC deadline and a future timeout; jetcd retries off.</li>
+ *       as one immutable view. Runs on its own thread. Retries a failed renewal at once on the next member.</li>
+ *   <li>{@code DefaultLeaderElection}: the per-election state machine, confined to its serial executor: reads
+ *       through {@code ElectionStore}, asks {@code ElectionDecision}, carries the decision out.</li>
+ *   <li>{@code ElectionDecision}: the decisions as pure functions of (what etcd said, the lease view, the
+ *       clock reading); table-tested without etcd.</li>
+ *   <li>{@code ElectionStore} / {@code EtcdElectionStore}: the election's domain operations (read, campaign,
+ *       guarded deletes); every jetcd transaction of the protocol is built there.</li>
+ *   <li>{@code EtcdGateway}: every etcd call, one client per member so each call knows its member; a gRPC
+ *       deadline and a future timeout on each; jetcd retries off; renewals as one raw LeaseKeepAlive request.</li>
+ *   <li>{@code EtcdFailure}: what a failure means by gRPC status (definite rejection vs outcome unknown).</li>
+ *   <li>{@code ElectionClock} / {@code SuspendAwareClock}: the deadline clock; counts host suspend.</li>
  *   <li>{@code ClusterHistory}: which etcd history the session talks to and the watch's revision; every response
  *       header is checked so a coordinator rebuilt from nothing resets the revision (watch) and makes all re-read.</li>
- *   <li>Pure, unit-tested pieces: {@code ValidityDeadline}, {@code Backoff}, {@code LeaderRecordCodec},
- *       {@code Transitions}, {@code ClusterHistory}.</li>
+ *   <li>Pure, unit-tested pieces: {@code ElectionDecision}, {@code ValidityDeadline}, {@code Terms},
+ *       {@code EtcdFailure}, {@code EtcdVersions}, {@code SuspendAwareClock}, {@code Backoff},
+ *       {@code LeaderRecordCodec}, {@code Transitions}, {@code ClusterHistory}.</li>
  * </ul>
  *
  * <h2>Invariants the code relies on</h2>
@@ -25,6 +36,8 @@
  *   <li>jetcd callbacks never take our locks and we never call jetcd while holding one.</li>
  *   <li>Revisions (watch start, snapshot compares, guarded deletes) are only used within the cluster history
  *       they came from.</li>
+ *   <li>Decision code reads no clock: the caller passes one reading of {@code ElectionClock}.</li>
+ *   <li>User-visible futures ({@code lost()}, {@code resign()}) complete on the listener executor.</li>
  * </ol>
  */
 package dev.fenceline.election.internal;

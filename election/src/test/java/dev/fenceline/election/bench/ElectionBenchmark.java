@@ -20,7 +20,9 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * Election benchmark (not a test). Starts its own 3-member etcd cluster on loopback and prints:
  * uncontended campaign latency; handover after resign; failover after crash (TTL 2 s and 5 s);
- * many elections on one lease (1 000 and 10 000) with the etcd request rate. Run with
+ * failover with the member carrying the followers' watch hung (SIGSTOP; goal ttl + 1 s); SUSPECT transitions
+ * per minute with one member stopped (goal 0); many elections on one lease (1 000 and 10 000) with the etcd
+ * request rate. Run with
  * {@code election/run-benchmark.sh}. Every loop is bounded in count and time.
  */
 public final class ElectionBenchmark {
@@ -42,6 +44,13 @@ public final class ElectionBenchmark {
       if (only.equals("all") || only.contains("failover")) {
         failoverAfterCrash(Duration.ofSeconds(2), 15);
         failoverAfterCrash(Duration.ofSeconds(5), 8);
+      }
+      if (only.equals("all") || only.contains("hung")) {
+        failoverWithWatchMemberHung(Duration.ofSeconds(3), 8);
+      }
+      if (only.equals("all") || only.contains("flap")) {
+        suspectRateWithMemberStopped(Duration.ofSeconds(2), Duration.ofSeconds(60));
+        suspectRateWithMemberStopped(Duration.ofSeconds(5), Duration.ofSeconds(60));
       }
       if (only.equals("all") || only.contains("many")) {
         manyElectionsOnOneLease(1_000);
@@ -153,6 +162,104 @@ public final class ElectionBenchmark {
       sessions.forEach(DefaultElectionSession::close);
     }
     print("failover after crash, ttl " + ttl.toSeconds() + " s (crash -> successor LEADER), n=" + n, ns);
+  }
+
+  /**
+   * Leader crash while the member carrying the followers' watch is hung (SIGSTOP): crash -> successor LEADER.
+   * Each round hangs the member the first follower watches, crashes the leader, then resumes the member.
+   */
+  static void failoverWithWatchMemberHung(Duration ttl, int n) throws Exception {
+    ElectionConfig cfg = config(ttl).build();
+    String name = "failover-hung-" + ttl.toSeconds();
+    List<DefaultElectionSession> sessions = new ArrayList<>();
+    List<LeaderElection> cands = new ArrayList<>();
+    AtomicLong lastLeaderEventNanos = new AtomicLong();
+    int next = 0;
+    for (; next < 3; next++) {
+      cands.add(candidate(cfg, name, "c" + next, sessions, lastLeaderEventNanos));
+    }
+    List<Long> ns = new ArrayList<>();
+    try {
+      for (int i = 0; i < n; i++) {
+        LeaderElection leader = awaitLeader(cands, Duration.ofSeconds(30));
+        int idx = cands.indexOf(leader);
+        int follower = (idx + 1) % cands.size();
+        String watched = sessions.get(follower).watchEndpoint();
+        dev.fenceline.testkit.EtcdMember hung = cluster.members().stream()
+            .filter(m -> m.clientEndpoint().equals(watched)).findFirst().orElseThrow();
+        long before = lastLeaderEventNanos.get();
+        hung.pause();
+        try {
+          long start = System.nanoTime();
+          sessions.get(idx).simulateCrash();
+          sessions.remove(idx);
+          cands.remove(idx);
+          long deadline = System.nanoTime() + ttl.toNanos() * 20;
+          while (lastLeaderEventNanos.get() == before && System.nanoTime() < deadline) {
+            Thread.sleep(1);
+          }
+          ns.add(lastLeaderEventNanos.get() - start);
+        } finally {
+          hung.resume();
+        }
+        cands.add(candidate(cfg, name, "c" + next++, sessions, lastLeaderEventNanos));
+        cluster.awaitHealthy(Duration.ofSeconds(30));
+      }
+    } finally {
+      sessions.forEach(DefaultElectionSession::close);
+    }
+    print("failover with the followers' watch member hung, ttl " + ttl.toSeconds() + " s (goal <= "
+        + (ttl.toMillis() + 1000) + " ms), n=" + n, ns);
+  }
+
+  /**
+   * One leader, one member stopped (SIGSTOP), each member in turn for {@code window}/members: LEADER -> SUSPECT
+   * transitions per minute, split by whether the stopped member was the raft leader (then etcd itself has no
+   * leader for an election timeout, 1-2 s here, and a short TTL can honestly run out).
+   */
+  static void suspectRateWithMemberStopped(Duration ttl, Duration window) throws Exception {
+    long followerStops = 0;
+    long leaderStops = 0;
+    long suspectsFollower = 0;
+    long suspectsLeader = 0;
+    long msEach = window.toMillis() / cluster.members().size();
+    for (dev.fenceline.testkit.EtcdMember stopped : cluster.members()) {
+      AtomicLong suspects = new AtomicLong();
+      boolean raftLeader;
+      try (io.etcd.jetcd.Client c = io.etcd.jetcd.Client.builder().endpoints(stopped.clientEndpoint()).build()) {
+        io.etcd.jetcd.maintenance.StatusResponse st = c.getMaintenanceClient().statusMember(stopped.clientEndpoint())
+            .get(5, TimeUnit.SECONDS);
+        raftLeader = st.getLeader() == st.getHeader().getMemberId();
+      }
+      try (ElectionSession s = ElectionSession.open(config(ttl).build())) {
+        LeaderElection e = s.election("flap-" + ttl.toSeconds() + "-" + stopped.name(), "l");
+        e.addListener(ev -> {
+          if (ev.state() == LeadershipState.SUSPECT) {
+            suspects.incrementAndGet();
+          }
+        }, Runnable::run);
+        e.start();
+        e.awaitLeadership(Duration.ofSeconds(10));
+        stopped.pause();
+        try {
+          Thread.sleep(msEach); // the measured interval
+        } finally {
+          stopped.resume();
+        }
+      }
+      cluster.awaitHealthy(Duration.ofSeconds(30));
+      if (raftLeader) {
+        leaderStops++;
+        suspectsLeader += suspects.get();
+      } else {
+        followerStops++;
+        suspectsFollower += suspects.get();
+      }
+    }
+    System.out.printf("SUSPECT transitions with one member stopped, ttl %d s: raft follower stopped: %d in %d s "
+        + "= %.2f per minute (goal 0); raft leader stopped: %d in %d s%n", ttl.toSeconds(), suspectsFollower,
+        followerStops * msEach / 1000, followerStops == 0 ? 0.0 : suspectsFollower / (followerStops * msEach / 60_000.0),
+        suspectsLeader, leaderStops * msEach / 1000);
   }
 
   private static LeaderElection candidate(ElectionConfig cfg, String name, String id,

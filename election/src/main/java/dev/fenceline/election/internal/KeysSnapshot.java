@@ -1,0 +1,75 @@
+package dev.fenceline.election.internal;
+
+import dev.fenceline.election.ElectionKeys;
+import dev.fenceline.election.LeaderRecord;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** The parsed result of one linearizable range read of an election's keys (pure). */
+final class KeysSnapshot {
+  private static final Logger log = LoggerFactory.getLogger(KeysSnapshot.class);
+
+  StoredKey leader;
+  /** Null when the leader key is absent or unreadable (an unreadable record counts as someone else's). */
+  LeaderRecord record;
+  long term;
+  long termModRevision;
+  long floor;
+  long floorModRevision;
+  boolean paused;
+  StoredKey resignRequest;
+  /** {@link ClusterHistory} epoch when the read was sent. */
+  long epoch;
+
+  /** @throws IllegalArgumentException naming the key and the value when the term or the floor is unusable */
+  static KeysSnapshot of(ElectionKeys keys, List<StoredKey> kvs) {
+    KeysSnapshot s = new KeysSnapshot();
+    for (StoredKey kv : kvs) {
+      String key = kv.key();
+      if (key.equals(keys.leader())) {
+        s.leader = kv;
+        try {
+          s.record = LeaderRecordCodec.decode(kv.value());
+        } catch (IllegalArgumentException e) {
+          log.debug("leader record unreadable (treated as held by someone else): key={} problem=\"{}\"", key,
+              e.getMessage());
+        }
+      } else if (key.equals(keys.term())) {
+        s.term = parse(key, kv);
+        s.termModRevision = kv.modRevision();
+      } else if (key.equals(keys.termFloor())) {
+        s.floor = parse(key, kv);
+        s.floorModRevision = kv.modRevision();
+      } else if (key.equals(keys.paused())) {
+        s.paused = true;
+      } else if (key.equals(keys.resignRequest())) {
+        s.resignRequest = kv;
+      }
+    }
+    return s;
+  }
+
+  /** The term a resign request targets; a blank or unparseable value targets whoever leads. */
+  long resignRequestTerm(long current) {
+    String v = resignRequest.text().trim();
+    try {
+      return v.isEmpty() ? current : Long.parseLong(v);
+    } catch (NumberFormatException e) {
+      return current;
+    }
+  }
+
+  private static long parse(String key, StoredKey kv) {
+    String v = kv.text().trim();
+    try {
+      long n = Long.parseLong(v);
+      if (n < 0) {
+        throw new IllegalArgumentException(key + " is negative: " + v);
+      }
+      return n;
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(key + " is not a decimal number: '" + v + "'");
+    }
+  }
+}
