@@ -58,7 +58,8 @@ script() {   # kind variant transactions
   esac
   local enter_tx=
   if [ "$2" = native_tx ]; then
-    enter_tx="SELECT fencing.enter_transaction('bench', 7);"
+    echo "PREPARE e AS SELECT fencing.enter_transaction('bench', 7);"
+    enter_tx="EXECUTE e;"
   else
     echo "SELECT fencing.enter('bench', 7);"
   fi

@@ -431,21 +431,21 @@ LANGUAGE plpgsql
 VOLATILE
 AS $fn$
 DECLARE
-  v_key    bigint;
-  v_mark   bigint;
-  v_holder text;
+  v_key bigint;
+  v_set text;
 BEGIN
-  IF pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.=) 'read committed' THEN
-    SELECT m.lock_key INTO v_key FROM fencing.high_water_mark m WHERE m.resource OPERATOR(pg_catalog.=) p_resource;
-    IF v_key IS NOT NULL THEN
-      PERFORM pg_catalog.pg_advisory_xact_lock_shared(1178946115, v_key::integer);
-      SELECT m.highest_accepted, m.leader_id INTO v_mark, v_holder
-        FROM fencing.high_water_mark m WHERE m.resource OPERATOR(pg_catalog.=) p_resource;
-      IF v_mark OPERATOR(pg_catalog.=) p_term
-         AND (v_holder IS NULL OR p_leader_id IS NULL OR v_holder OPERATOR(pg_catalog.=) p_leader_id) THEN
-        PERFORM pg_catalog.set_config('fencing.entered_' OPERATOR(pg_catalog.||) v_key::text, p_term::text, true);
-        RETURN p_term;
-      END IF;
+  SELECT m.lock_key INTO v_key FROM fencing.high_water_mark m
+   WHERE m.resource OPERATOR(pg_catalog.=) p_resource
+     AND pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.=) 'read committed';
+  IF v_key IS NOT NULL THEN
+    PERFORM pg_catalog.pg_advisory_xact_lock_shared(1178946115, v_key::integer);
+    -- A new statement, so a new snapshot: taken after the lock was granted.
+    SELECT pg_catalog.set_config('fencing.entered_' OPERATOR(pg_catalog.||) v_key::text, p_term::text, true) INTO v_set
+      FROM fencing.high_water_mark m
+     WHERE m.resource OPERATOR(pg_catalog.=) p_resource AND m.highest_accepted OPERATOR(pg_catalog.=) p_term
+       AND (m.leader_id IS NULL OR p_leader_id IS NULL OR m.leader_id OPERATOR(pg_catalog.=) p_leader_id);
+    IF v_set IS NOT NULL THEN
+      RETURN p_term;
     END IF;
   END IF;
   RETURN fencing.enter_at(p_resource, p_term, p_leader_id, true);

@@ -27,6 +27,11 @@ DECLARE
   v_term    bigint;
   v_mark    bigint;
 BEGIN
+  IF pg_trigger_depth() = 0 THEN
+    RAISE EXCEPTION USING ERRCODE = 'FL003',
+      MESSAGE = 'fencing.guard_slow() is the slow path of the fencing_guard trigger and cannot be called directly',
+      HINT = 'To enter a transaction at a term, call fencing.enter_transaction(resource, term, leader_id).';
+  END IF;
   IF v_break IS NOT NULL THEN
     IF NOT pg_has_role(session_user, 'fencing_break_glass', 'MEMBER') THEN
       PERFORM fencing.reject('FL007', 'break_glass_refused', p_resource, NULL, v_leader, v_table, p_operation,
@@ -71,6 +76,12 @@ BEGIN
     format('fencing: stale term %s for resource %s rejected on %s (highest accepted %s)', v_term, p_resource, v_table, v_mark));
 END
 $fn$;
+
+-- Any role that writes a protected table may need the slow path, also one outside every fencing role: a foreign-key
+-- cascade runs as the table's owner, whoever that is now. The function decides by the session user and refuses direct
+-- calls, so calling it grants nothing by itself; schema USAGE only lets the name be found.
+GRANT USAGE ON SCHEMA fencing TO PUBLIC;
+GRANT EXECUTE ON FUNCTION fencing.guard_slow(text, name, name, text, text) TO PUBLIC;
 
 CREATE OR REPLACE FUNCTION fencing.guard_implementation()
 RETURNS text

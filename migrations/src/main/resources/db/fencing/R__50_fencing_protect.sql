@@ -30,11 +30,6 @@ BEGIN
   END IF;
   INSERT INTO fencing.protected_table (tbl, resource, parent) VALUES (p_tbl, p_resource, p_parent)
   ON CONFLICT (tbl) DO NOTHING;
-  -- Writes that reach the table through a foreign-key cascade run as its owner: the guard's slow path must be
-  -- callable by that role (it decides by the session user, so this grants no power of its own).
-  EXECUTE format('GRANT USAGE ON SCHEMA fencing TO %I', (SELECT pg_get_userbyid(c.relowner) FROM pg_class c WHERE c.oid = p_tbl));
-  EXECUTE format('GRANT EXECUTE ON FUNCTION fencing.guard_slow(text, name, name, text, text) TO %I',
-                 (SELECT pg_get_userbyid(c.relowner) FROM pg_class c WHERE c.oid = p_tbl));
 END
 $fn$;
 

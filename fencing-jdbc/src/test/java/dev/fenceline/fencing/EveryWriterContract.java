@@ -356,4 +356,93 @@ abstract class EveryWriterContract {
         assertThat(rows("SELECT count(*) FROM xact_stale WHERE note = 'stale'")).isZero();
         assertThat(mark(db, "xact-stale")).isEqualTo(5);
     }
+
+    // ---- every rejection audited once, with what really happened ---------------------------------------------
+
+    private long auditRows(String resource, String reason) {
+        return rows("SELECT count(*) FROM fencing.rejected_write WHERE resource = '" + resource + "' AND reason = '"
+                + reason + "' AND source = 'trigger' AND db_user = '" + adversary.name() + "'");
+    }
+
+    @Test
+    void everyInvalidTermIsRejectedAndAuditedOnce() throws Exception {
+        adversary.protectedTable("invalid_terms", "invalid-terms", 5, "a");
+        String[] invalid = {"0", "-1", "abc", "5.0", "1e3", "0x10", "9223372036854775808"};
+        for (String term : invalid) {
+            assertRejected("FL003", "write with fencing.term " + term,
+                    "SET LOCAL fencing.term = '" + term + "'", "UPDATE invalid_terms SET note = 'x' WHERE id = 1");
+        }
+        assertThat(auditRows("invalid-terms", "invalid_term")).isEqualTo(invalid.length);
+        assertThat(rows("SELECT count(*) FROM invalid_terms WHERE note = 'x'")).isZero();
+    }
+
+    @Test
+    void termConflictRaisedByATableWriteIsAuditedWithItsTableAndOperation() throws Exception {
+        adversary.protectedTable("conflict_ledger", "conflict", 5, "rightful");
+        assertRejected("FL001", "write at the mark's term by another leader",
+                "SET LOCAL fencing.term = '5'", "SET LOCAL fencing.leader_id = 'intruder'",
+                "UPDATE conflict_ledger SET note = 'x' WHERE id = 1");
+        assertThat(rows("SELECT count(*) FROM fencing.rejected_write WHERE resource = 'conflict'"
+                + " AND reason = 'term_conflict' AND table_name = 'public.conflict_ledger' AND operation = 'UPDATE'"
+                + " AND leader_id = 'intruder'")).isEqualTo(1);
+    }
+
+    @Test
+    void operatorsOnTheCallersSearchPathCannotChangeTheGuardsDecision() throws Exception {
+        adversary.protectedTable("operator_ledger", "operators", 5, "a");
+        String schema = "evil_" + adversary.name();
+        Fixtures.sql(db, "CREATE SCHEMA " + schema + " AUTHORIZATION " + adversary.name());
+        // Text operators that say "different" is false and "equal" is true, first on the search path.
+        Throwable t;
+        try (Connection c = adversary.connect("operator-redefiner")) {
+            execute(c, "CREATE FUNCTION " + schema + ".never(text, text) RETURNS boolean LANGUAGE sql AS 'SELECT false'",
+                    "CREATE FUNCTION " + schema + ".always(text, text) RETURNS boolean LANGUAGE sql AS 'SELECT true'",
+                    "CREATE OPERATOR " + schema + ".<> (LEFTARG = text, RIGHTARG = text, FUNCTION = " + schema + ".never)",
+                    "CREATE OPERATOR " + schema + ".= (LEFTARG = text, RIGHTARG = text, FUNCTION = " + schema + ".always)",
+                    "SET search_path = " + schema + ", pg_catalog, public");
+            t = catchThrowable(() -> inTransaction(c, "UPDATE operator_ledger SET note = 'x' WHERE id = 1"));
+        }
+        assertThat(sqlState(t)).as("term-less write with redefined operators (error: %s)", t).isEqualTo("FL002");
+        assertThat(rows("SELECT count(*) FROM operator_ledger WHERE note = 'x'")).isZero();
+    }
+
+    @Test
+    void foreignKeyCascadeIntoAProtectedTableIsDecidedLikeAnyWriteAndAudited() throws Exception {
+        // The child's owner is an ordinary role outside every fencing role: the cascade runs as that owner.
+        String owner = "cascade_owner_" + adversary.name();
+        Fixtures.sql(db, "CREATE ROLE " + owner + " NOLOGIN",
+                "CREATE TABLE cascade_order (id bigint PRIMARY KEY)",
+                "CREATE TABLE cascade_line (id bigint PRIMARY KEY, order_id bigint REFERENCES cascade_order ON DELETE CASCADE)",
+                "INSERT INTO cascade_order VALUES (1), (2)", "INSERT INTO cascade_line VALUES (1, 1), (2, 2)",
+                "SELECT fencing.protect_table('cascade_line', 'cascade')",
+                "SELECT fencing.enter('cascade', 5, 'a')",
+                "ALTER TABLE cascade_line OWNER TO " + owner,
+                "ALTER TABLE cascade_order OWNER TO " + owner);
+        adversary.grantWrites("cascade_order");
+        // The current term: the cascade goes through (no "permission denied" for the owner).
+        Throwable current = attempt("SET LOCAL fencing.term = '5'", "DELETE FROM cascade_order WHERE id = 1");
+        assertThat(current).as("cascade with the current term").isNull();
+        assertThat(rows("SELECT count(*) FROM cascade_line WHERE id = 1")).isZero();
+        // No term: rejected, and audited with the session user and the child table.
+        assertRejected("FL002", "term-less cascade", "DELETE FROM cascade_order WHERE id = 2");
+        assertThat(rows("SELECT count(*) FROM cascade_line WHERE id = 2")).isEqualTo(1);
+        assertThat(rows("SELECT count(*) FROM fencing.rejected_write WHERE resource = 'cascade' AND reason = 'no_term'"
+                + " AND table_name = 'public.cascade_line' AND operation = 'DELETE' AND db_user = '"
+                + adversary.name() + "'")).isEqualTo(1);
+    }
+
+    @Test
+    void noTableIsListedAsProtectedWithoutItsTrigger() throws Exception {
+        Fixtures.sql(db, "CREATE TABLE unguarded_ledger (id bigint PRIMARY KEY)",
+                "GRANT fencing_admin TO " + adversary.name());
+        try {
+            assertRejected("42501", "INSERT into fencing.protected_table by fencing_admin",
+                    "INSERT INTO fencing.protected_table (tbl, resource) VALUES ('unguarded_ledger', 'part')");
+            assertRejected("FL006", "registering a table that has no trigger",
+                    "SELECT fencing.register_protected('unguarded_ledger', 'part', NULL)");
+        } finally {
+            Fixtures.sql(db, "REVOKE fencing_admin FROM " + adversary.name());
+        }
+        assertThat(rows("SELECT count(*) FROM fencing.protected_table WHERE tbl = 'unguarded_ledger'::regclass")).isZero();
+    }
 }
