@@ -7,9 +7,16 @@ cd "$(dirname "$0")/.."
 # Where the scripts may install the native guard, the suite must test it: a failed build fails the run.
 export FENCELINE_NATIVE_GUARD="${FENCELINE_NATIVE_GUARD:-required}"
 scripts/ensure-tools.sh
-# Installed above (or before, by an administrator): then the native guard's tests must run, not skip.
-if [ -z "${FENCELINE_PG_BINDIR:-}" ] && command -v pg_config >/dev/null 2>&1 \
-   && [ -f "$(pg_config --pkglibdir)/fenceline_guard.so" ]; then
+# Built above into migrations/native/target/ (the testkit's servers load it from there): then the native guard's
+# tests must run, not skip, so a library the testkit cannot load fails the run. Not when the tests are pointed at
+# other server binaries (FENCELINE_PG_BINDIR; the library is built for pg_config's server) or at Zonky's embedded
+# server (it keeps the PL/pgSQL guard).
+case "${FENCELINE_POSTGRES:-auto}" in
+  auto|local) on_machine_binaries=1 ;;
+  *) on_machine_binaries= ;;
+esac
+if [ -z "${FENCELINE_PG_BINDIR:-}" ] && [ -n "$on_machine_binaries" ] \
+   && [ -f migrations/native/target/fenceline_guard.so ]; then
   export FENCELINE_REQUIRE_NATIVE_GUARD="${FENCELINE_REQUIRE_NATIVE_GUARD:-1}"
 fi
 exec mvn -B -ntp verify "$@"

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Builds the native fencing guard (fenceline_guard.so: fencing.guard() in C) for the PostgreSQL that pg_config names,
-# and with --install copies it into that server's library directory. Optional: without it fencing.guard() stays
-# PL/pgSQL (same behaviour, more CPU per transaction). After installing, a superuser runs
+# Builds the native fencing guard (fenceline_guard.so: fencing.guard() in C) for the PostgreSQL that pg_config names
+# into target/, next to target/fenceline_guard.pg-major (the server major version it was built for: a library loads
+# only into that major). With --install it also copies it into that server's library directory (an administrator's
+# step on a server you run; the scripts and the testkit never install it, they load it from target/). Optional:
+# without it fencing.guard() stays PL/pgSQL (same behaviour, more CPU per transaction). After installing, a
+# superuser runs
 #   SELECT fencing.use_native_guard();      -- or applies the migrations again on a fresh schema
 #
 # Usage: migrations/native/build.sh [--install]        (PG_CONFIG=/path/to/pg_config to pick a server; CC, CFLAGS)
@@ -46,10 +49,19 @@ if [ ! -f "$include/postgres.h" ]; then
 fi
 
 out="$here/target/fenceline_guard.so"
+marker="$here/target/fenceline_guard.pg-major"
+# Built under a temporary name and renamed: a test server copying the library while it is rebuilt gets the old file
+# or the new one, never half of one. The old marker is removed before and the new one written after the rename, so a
+# marker never names the major of a library it does not describe (the testkit reads it before and after its copy).
+rm -f "$marker"
+tmp="$out.tmp.$$"
+trap 'rm -f "$tmp" "$marker.tmp.$$"' EXIT
 # shellcheck disable=SC2086
 "$CC" $CFLAGS -fPIC -shared -Wall -Wmissing-prototypes -Wdeclaration-after-statement -Werror \
-  -I"$include" -o "$out" "$here/fenceline_guard.c"
-echo "fenceline native guard: built $out for $version" >&2
+  -I"$include" -o "$tmp" "$here/fenceline_guard.c"
+mv -f "$tmp" "$out"
+echo "$major" > "$marker.tmp.$$" && mv -f "$marker.tmp.$$" "$marker"
+echo "fenceline native guard: built $out for $version (major $major, recorded in $marker)" >&2
 
 if [ -n "$install" ]; then
   libdir=$("$PG_CONFIG" --pkglibdir)

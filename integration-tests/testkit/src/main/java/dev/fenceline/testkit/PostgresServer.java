@@ -35,6 +35,11 @@ import org.slf4j.LoggerFactory;
  * Auth is {@code trust} for the superuser {@code postgres}: these servers are throwaway and loopback-only. With
  * {@link Options#passwordAuth(boolean)} the server asks for a password as production servers do (scram-sha-256 for
  * every role over TCP and on the socket), except for the superuser on the local socket (trust).
+ *
+ * <p>A server from the machine's binaries loads the native fencing guard from the build folder when it was built for
+ * the server's major version ({@link NativeGuard#builtLibrary()}; {@code scripts/ensure-native-guard.sh}): the
+ * library is copied into the server's temporary folder, which goes first on its {@code dynamic_library_path}.
+ * Nothing is installed into the machine's PostgreSQL.
  */
 public final class PostgresServer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(PostgresServer.class);
@@ -153,6 +158,11 @@ public final class PostgresServer implements AutoCloseable {
             return null;
         }
 
+        /** This server's copy of the native guard library on its dynamic_library_path, or null where it has none. */
+        default Path nativeGuardLibrary() {
+            return null;
+        }
+
         void stop();
     }
 
@@ -238,6 +248,15 @@ public final class PostgresServer implements AutoCloseable {
     /** The server log file (machine binaries only). */
     public Path logFile() {
         return requireLocal(backend.logFile(), "a server log file");
+    }
+
+    /**
+     * This server's copy of the native guard ({@code fenceline_guard.so}), in a folder on its
+     * {@code dynamic_library_path}; null when the library was not built for this server's major version, or the server
+     * is not from the machine's binaries (then {@code fenceline_guard} loads only if installed into its libdir).
+     */
+    public Path nativeGuardLibrary() {
+        return backend.nativeGuardLibrary();
     }
 
     private Path requireLocal(Path p, String what) {
@@ -431,14 +450,17 @@ public final class PostgresServer implements AutoCloseable {
         private final int port;
         private final boolean asPostgresUser;
         private final long postmasterPid;
+        private final Path nativeGuard;
 
-        private LocalBinaries(Path bin, Path root, int port, boolean asPostgresUser, long postmasterPid) {
+        private LocalBinaries(Path bin, Path root, int port, boolean asPostgresUser, long postmasterPid,
+                              Path nativeGuard) {
             this.bin = bin;
             this.root = root;
             this.data = root.resolve("data");
             this.port = port;
             this.asPostgresUser = asPostgresUser;
             this.postmasterPid = postmasterPid;
+            this.nativeGuard = nativeGuard;
         }
 
         static Path findBinDir(List<String> tried) {
@@ -503,12 +525,14 @@ public final class PostgresServer implements AutoCloseable {
                         + "'postgres' OS user to run PostgreSQL as. Create one (useradd -r postgres) or run as a "
                         + "non-root user.");
             }
+            // Resolved once, before any start: a misconfigured library path fails at once instead of on every retry.
+            Path nativeGuardBuild = NativeGuard.builtLibrary();
             InfrastructureException last = null;
             for (int attempt = 0; attempt < 3; attempt++) {
                 int port = options.port != null ? options.port : FreePorts.next();
                 FreePorts.requireFree(port, "PostgreSQL");
                 try {
-                    return launch(bin, options, port, root);
+                    return launch(bin, options, port, root, nativeGuardBuild);
                 } catch (InfrastructureException e) {
                     last = e;
                     if (options.port != null) {
@@ -520,7 +544,7 @@ public final class PostgresServer implements AutoCloseable {
             throw last;
         }
 
-        private static Backend launch(Path bin, Options options, int port, boolean root) {
+        private static Backend launch(Path bin, Options options, int port, boolean root, Path nativeGuardBuild) {
             Path root0;
             try {
                 // Under the system temp folder, not the build folder: the postgres user must be able to reach
@@ -540,7 +564,14 @@ public final class PostgresServer implements AutoCloseable {
             Processes.runOrFail(asUser(root, List.of(bin.resolve("initdb").toString(), "-D", data.toString(), "-A",
                             "trust", "-U", "postgres", "-E", "UTF8", "--locale=C", "--no-sync")),
                     Duration.ofSeconds(120), root0, Map.of());
-            String conf = String.join("\n",
+            Path nativeGuard;
+            try {
+                nativeGuard = nativeGuardBuild == null ? null : stageNativeGuard(nativeGuardBuild, root0, data, root);
+            } catch (InfrastructureException e) {
+                Processes.deleteTree(root0);
+                throw e;
+            }
+            List<String> settings = new ArrayList<>(List.of(
                     "listen_addresses = '127.0.0.1'",
                     "port = " + port,
                     "unix_socket_directories = '" + root0.resolve("sock") + "'",
@@ -553,8 +584,15 @@ public final class PostgresServer implements AutoCloseable {
                     // Two-phase commit on, as XA deployments have it: the fence must hold against prepared transactions.
                     "max_prepared_transactions = 20",
                     "log_min_messages = warning",
-                    "log_line_prefix = '%m [%p] %a '",
-                    "");
+                    "log_line_prefix = '%m [%p] %a '"));
+            if (nativeGuard != null) {
+                // The copy's folder first: a (possibly older) fenceline_guard.so installed into $libdir must not shadow
+                // the library built from this checkout, which is the one under test. The folder holds nothing else,
+                // so no other library resolves differently.
+                settings.add("dynamic_library_path = '" + nativeGuard.getParent() + ":$libdir'");
+            }
+            settings.add("");
+            String conf = String.join("\n", settings);
             try {
                 Files.writeString(data.resolve("postgresql.conf"), conf,
                         java.nio.file.StandardOpenOption.APPEND);
@@ -573,7 +611,39 @@ public final class PostgresServer implements AutoCloseable {
             }
             long pid = readPostmasterPid(data);
             Reaper.get().watch(pid);
-            return new LocalBinaries(bin, root0, port, root, pid);
+            return new LocalBinaries(bin, root0, port, root, pid, nativeGuard);
+        }
+
+        /**
+         * Copies the built native guard into {@code root0/lib} when it was built for this cluster's major version
+         * ({@code data/PG_VERSION}, written by initdb); returns the copy, or null (built for another major).
+         * Inside root0 because the server's OS user must be able to read it and root0 is deleted with the server.
+         */
+        private static Path stageNativeGuard(Path library, Path root0, Path data, boolean root) {
+            int major;
+            try {
+                major = Integer.parseInt(Files.readString(data.resolve("PG_VERSION")).strip());
+            } catch (IOException | NumberFormatException e) {
+                throw new InfrastructureException("cannot read the server's major version from "
+                        + data.resolve("PG_VERSION") + " after initdb: " + e.getMessage(), e);
+            }
+            Path folder = root0.resolve("lib");
+            // dynamic_library_path is a colon-separated list in a quoted setting: a folder name with ':' or a quote
+            // cannot be expressed (temporary folder names never have them, but a configured java.io.tmpdir might).
+            if (folder.toString().contains(":") || folder.toString().contains("'")) {
+                log.warn("not loading the native guard: the server folder {} contains ':' or a quote, which "
+                        + "dynamic_library_path cannot hold; fencing.guard() stays PL/pgSQL", folder);
+                return null;
+            }
+            Path copy = NativeGuard.stage(library, major, folder);
+            if (copy != null && root) {
+                Processes.runOrFail(List.of("chown", "-R", "postgres:", folder.toString()), Duration.ofSeconds(30),
+                        null, Map.of());
+            }
+            if (copy != null) {
+                log.debug("native guard {} copied to {} (PostgreSQL {})", library, copy, major);
+            }
+            return copy;
         }
 
         private static String tail(Path file) {
@@ -632,6 +702,11 @@ public final class PostgresServer implements AutoCloseable {
         @Override
         public Path logFile() {
             return root.resolve("postgres.log");
+        }
+
+        @Override
+        public Path nativeGuardLibrary() {
+            return nativeGuard;
         }
 
         @Override
