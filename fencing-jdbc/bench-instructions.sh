@@ -21,6 +21,14 @@ trap 'exit 130' INT
 trap 'exit 143' TERM   # so that an interrupted run still cleans up (through the EXIT trap)
 if [ "$(id -u)" -eq 0 ]; then chown postgres "$work"; fi
 as_pg "$bindir/initdb" -D "$work/data" -U postgres -A trust >/dev/null
+# The native guard from the build folder (never installed): a copy the server may read, first on its library path.
+lib=migrations/native/target/fenceline_guard.so
+major=$(pg_config --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')
+if [ -f "$lib" ] && [ "$(cat migrations/native/target/fenceline_guard.pg-major 2>/dev/null)" = "$major" ]; then
+  mkdir -p "$work/lib" && cp "$lib" "$work/lib/"
+  if [ "$(id -u)" -eq 0 ]; then chown -R postgres "$work/lib"; fi
+  echo "dynamic_library_path = '$work/lib:\$libdir'" >> "$work/data/postgresql.conf"
+fi
 
 # Set-up through a normal server on a Unix socket only (the migrations have multi-line statements).
 as_pg "$bindir/pg_ctl" -D "$work/data" -w -l "$work/server.log" \
