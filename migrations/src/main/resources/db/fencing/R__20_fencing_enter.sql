@@ -117,10 +117,14 @@ BEGIN
     PERFORM pg_advisory_xact_lock_shared(1178946115, p_key::integer);    -- ours already, or granted at once
     PERFORM set_config('fencing.entered_' || p_key, p_term::text, true);
   ELSE
-    -- Also the transaction-level lock: PostgreSQL refuses to PREPARE a transaction that holds both levels of one lock,
-    -- so a session entering can never be prepared (PREPARE keeps the session setting like a commit, while ROLLBACK
-    -- PREPARED would drop the registration: an entered backend nobody knows of).
-    PERFORM pg_advisory_xact_lock_shared(1178946115, p_key::integer);
+    -- A session entering must never be prepared: PREPARE keeps the session setting like a commit, while ROLLBACK
+    -- PREPARED drops the registration, leaving an entered backend nobody knows of. PostgreSQL refuses to PREPARE a
+    -- transaction that touched a temporary table, and no client can take that back (unlike a lock it can release),
+    -- so the entering touches one.
+    IF pg_catalog.to_regclass('pg_temp.fencing_session_entering') IS NULL THEN
+      CREATE TEMPORARY TABLE fencing_session_entering (resource text);
+    END IF;
+    PERFORM 1 FROM pg_temp.fencing_session_entering LIMIT 1;
     PERFORM pg_stat_clear_snapshot();
     INSERT INTO fencing.entered_session AS e (resource, pid, backend_start, term)
     VALUES (p_resource, pg_backend_pid(), (SELECT a.backend_start FROM pg_stat_activity a WHERE a.pid = pg_backend_pid()), p_term)

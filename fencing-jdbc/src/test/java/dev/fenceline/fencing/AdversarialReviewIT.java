@@ -106,9 +106,10 @@ class AdversarialReviewIT {
     void sessionEnteringCannotBePreparedSoNoEnteredSettingOutlivesItsRegistration() throws Exception {
         adversary.protectedTable("xa_enter", "xa-enter", 5, "a");
         try (Connection a = adversary.connect("leader-a"); Connection b = adversary.connect("leader-b")) {
-            execute(a, "BEGIN", "SELECT fencing.enter('xa-enter', 5, 'a')");
+            // Even with the session lock released first (a transaction-level lock would not help: it could be the
+            // only lock left), PostgreSQL refuses the PREPARE: the entering touched a temporary table.
+            execute(a, "BEGIN", "SELECT fencing.enter('xa-enter', 5, 'a')", "SELECT pg_advisory_unlock_all()");
             Throwable prepare = catchThrowable(() -> execute(a, "PREPARE TRANSACTION 'xa-enter-branch'"));
-            // PostgreSQL refuses to prepare a transaction holding both levels of one lock: the entering aborts whole.
             assertThat(sqlState(prepare)).as("PREPARE of a session entering: %s", prepare).isEqualTo("0A000");
             execute(a, "ROLLBACK", "SELECT pg_advisory_unlock_all()");
             assertThat(query(b, "SELECT fencing.enter('xa-enter', 6, 'b')")).isEqualTo("6");
