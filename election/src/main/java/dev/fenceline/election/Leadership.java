@@ -39,10 +39,10 @@ public interface Leadership {
   boolean isValidNow();
 
   /**
-   * The local deadline on the deadline clock: the {@link System#nanoTime()} scale plus any host suspend the
-   * election detected (the wall clock ran ahead of the monotonic clock), so validity ends during a suspend
-   * instead of resuming with its remaining time. Send time of the last confirmed lease renewal
-   * + TTL − safety margin. Moves forward with renewals; once the term ended it is frozen at the instant
+   * The local deadline on the {@link System#nanoTime()} scale: send time of the last confirmed lease renewal
+   * + TTL − safety margin. The election decides on a clock that also counts host suspend (the wall clock ran ahead
+   * of the monotonic clock); the suspend counted so far is subtracted here, so this is never later than the
+   * deadline the election decides by. Moves forward with renewals; once the term ended it is frozen at the instant
    * validity ended (the earlier of that deadline and the end of the term).
    */
   long validUntilNanos();

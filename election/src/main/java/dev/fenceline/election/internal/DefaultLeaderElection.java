@@ -736,8 +736,9 @@ final class DefaultLeaderElection implements LeaderElection {
       log.debug("election state change: election={} candidate={} from={} to={} term={} lease={} reason=\"{}\"",
           keys.election(), candidateId, from, to, term, lease, reason);
     }
-    ElectionEvent event = new ElectionEvent(keys.election(), candidateId, from, to, term, lease, reason, nanos,
-        wall, keeper.view().validUntilNanos(), l);
+    // Reported on the System.nanoTime() scale, which listeners and history files compare with.
+    ElectionEvent event = new ElectionEvent(keys.election(), candidateId, from, to, term, lease, reason,
+        keeper.clock().toSystemNanos(nanos), wall, keeper.clock().toSystemNanos(keeper.view().validUntilNanos()), l);
     for (ListenerEntry e : listeners) {
       e.deliver(event);
     }

@@ -7,6 +7,15 @@ package dev.fenceline.election.internal;
 interface ElectionClock {
   long nanoTime();
 
+  /**
+   * A reading of this clock on the {@link System#nanoTime()} scale, for what the election reports outside (events,
+   * {@code Leadership.validUntilNanos()}, history files). Suspend counted so far is subtracted, so a deadline
+   * reported this way is never later than the one the election decides by.
+   */
+  default long toSystemNanos(long clockNanos) {
+    return clockNanos;
+  }
+
   /** The production clock: counts host suspend (see {@link SuspendAwareClock}). */
   static ElectionClock system() {
     return SuspendAwareClock.SYSTEM;

@@ -51,7 +51,7 @@ final class LeadershipImpl implements Leadership {
   void end(LossReason reason) {
     valid = false;
     long now = keeper.clock().nanoTime();
-    long d = validUntilNanos();
+    long d = deadlineNanos();
     endedValidUntil = ValidityDeadline.isBefore(now, d) ? now : d;
     ended = true;
     // on the listener executor: blocking work chained onto lost() must not stall every election of the session
@@ -95,6 +95,11 @@ final class LeadershipImpl implements Leadership {
 
   @Override
   public long validUntilNanos() {
+    return keeper.clock().toSystemNanos(deadlineNanos());
+  }
+
+  /** The deadline on the election's own clock (what decisions use). */
+  private long deadlineNanos() {
     if (ended) {
       return endedValidUntil;
     }

@@ -57,6 +57,11 @@ final class SuspendAwareClock implements ElectionClock {
     return mono + offset.get();
   }
 
+  @Override
+  public long toSystemNanos(long clockNanos) {
+    return clockNanos - offset.get();   // the offset only grows: the result is never later than the true deadline
+  }
+
   /** Total suspend (or forward wall steps) counted so far, in nanoseconds (diagnostics). */
   long countedSuspendNanos() {
     return offset.get();

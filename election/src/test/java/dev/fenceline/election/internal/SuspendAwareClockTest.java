@@ -56,4 +56,19 @@ class SuspendAwareClockTest {
     }
     assertThat(clock.countedSuspendNanos()).as("slow drift is not a suspend").isZero();
   }
+
+  @Test
+  void deadlinesReportedOnTheSystemScaleAreNeverLaterThanTheOnesDecidedBy() {
+    long deadline = clock.nanoTime() + 2_000 * ms;
+    wall += 300_000 * ms; // the wall clock stepped 5 min forward (or a suspend): validity ends on the election clock
+    clock.nanoTime();
+    wall -= 300_000 * ms; // ... and back: readings keep the offset
+    run(1 * ms);
+    long now = clock.nanoTime();
+    // Listeners and history files compare with System.nanoTime() (here: mono); a deadline reported raw would lie
+    // 5 min in the future of that scale.
+    assertThat(clock.toSystemNanos(now)).isEqualTo(mono);
+    assertThat(clock.toSystemNanos(deadline)).isLessThanOrEqualTo(deadline);
+    assertThat(ValidityDeadline.isBefore(mono, clock.toSystemNanos(deadline))).isFalse();
+  }
 }
