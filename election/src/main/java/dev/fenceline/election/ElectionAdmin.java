@@ -6,7 +6,7 @@ import java.util.Optional;
 /**
  * Operator actions on elections (CLI, runbooks). Every method makes a bounded number of linearizable etcd
  * calls, each with {@link ElectionConfig#callTimeout()}, and throws {@link ElectionException} on failure.
- * Equivalent etcdctl commands are given in the module README.
+ * Equivalent etcdctl commands are given in docs/election.md.
  */
 public interface ElectionAdmin extends AutoCloseable {
   /**

@@ -10,7 +10,7 @@ import java.util.List;
 
 /**
  * The soak mode: {@code --duration 30m --seed 42 [--ttl-ms 3000] [--kinds a,b] [--jar PATH] [--out DIR]}.
- * Exit 0 when the history check passes, 1 on violations, 2 on bad arguments. See README-section.md.
+ * Exit 0 when the history check passes, 1 on violations, 2 on bad arguments. See docs/fault-injection.md.
  */
 public final class Soak {
     private Soak() {

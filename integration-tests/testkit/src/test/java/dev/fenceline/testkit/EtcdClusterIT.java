@@ -19,7 +19,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class EtcdClusterIT {
 
-    /** How long a write may take to fail without quorum: etcdctl's command timeout, documented in the README. */
+    /** How long a write may take to fail without quorum: etcdctl's command timeout, documented in docs/testkit.md. */
     static final Duration NO_QUORUM_WRITE_BOUND = Duration.ofSeconds(3);
 
     @Test

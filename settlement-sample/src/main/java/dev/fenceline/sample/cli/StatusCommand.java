@@ -19,7 +19,7 @@ import picocli.CommandLine.Option;
         description = {"Show leader, term, lease TTL, kill switch, database marks and payment/rejection counts.",
                 "",
                 "Leader id, term, lease and TTL left, paused?, database mark per resource, pending/settled counts, "
-                        + "rejected-write count. --json prints one JSON object with stable field names (see README). Exit 1 "
+                        + "rejected-write count. --json prints one JSON object with stable field names (see docs/settlement-sample.md). Exit 1 "
                         + "(still printing what is known) when etcd or the database could not be read."})
 final class StatusCommand implements Callable<Integer> {
     /** The stable top-level field names of {@code status --json}, in output order. */

@@ -57,7 +57,7 @@ final class WorkerCommand implements Callable<Integer> {
     String metricsHost;
 
     @Option(names = "--history-file", paramLabel = "PATH",
-            description = "Append one JSON object per line for every state change and batch attempt (see README).")
+            description = "Append one JSON object per line for every state change and batch attempt (see docs/settlement-sample.md).")
     Path historyFile;
 
     @Option(names = "--debug-pause-inside-batch-file", paramLabel = "PATH", hidden = false,
