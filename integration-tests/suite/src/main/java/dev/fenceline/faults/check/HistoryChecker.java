@@ -10,6 +10,7 @@ import dev.fenceline.faults.history.RejectedWrite;
 import dev.fenceline.faults.history.StateChange;
 import dev.fenceline.faults.history.TermMark;
 import dev.fenceline.faults.history.ValidityWindow;
+import dev.fenceline.faults.nemesis.Faults;
 
 import java.time.Duration;
 import java.time.Instant;
@@ -160,9 +161,11 @@ public final class HistoryChecker {
             }
         }
         for (BatchAttempt a : still) {
-            out.add(new Violation(Check.C_REJECTIONS_AUDITED, a.describe()
-                    + " was rejected but fencing.rejected_write has no row for offered_term " + a.term()
-                    + " and leader " + a.worker()));
+            String what = a.describe() + " was rejected but fencing.rejected_write has no row for offered_term "
+                    + a.term() + " and leader " + a.worker();
+            FaultRecord failover = asyncFailoverAfter(h, a.ended() ? a.endMonoNs() : a.startMonoNs());
+            out.add(failover == null ? new Violation(Check.C_REJECTIONS_AUDITED, what)
+                    : new Violation(Check.LOST_BY_ASYNC_FAILOVER, what + lostBy(failover)));
         }
         items.put(Check.C_REJECTIONS_AUDITED, checked);
     }
@@ -205,10 +208,13 @@ public final class HistoryChecker {
         for (CommittedBatch b : h.batchesInCommitOrder) {
             batches.put(b.id(), b);
         }
+        // Inserts carry no time: with an asynchronous failover in the run, a missing one is put down to the first.
+        FaultRecord anyAsyncFailover = asyncFailoverAfter(h, 0);
         for (Long id : h.insertedPaymentIds) {
             if (!payments.containsKey(id)) {
-                out.add(new Violation(Check.D_EXACTLY_ONCE, "payment " + id
-                        + " was inserted but is missing from the database (lost)"));
+                String what = "payment " + id + " was inserted but is missing from the database (lost)";
+                out.add(anyAsyncFailover == null ? new Violation(Check.D_EXACTLY_ONCE, what)
+                        : new Violation(Check.LOST_BY_ASYNC_FAILOVER, what + lostBy(anyAsyncFailover)));
             }
         }
         Map<Long, Integer> referencing = new HashMap<>();
@@ -262,11 +268,37 @@ public final class HistoryChecker {
                 }
             }
             if (!found) {
-                out.add(new Violation(Check.D_EXACTLY_ONCE, a.describe()
-                        + " was reported committed but the database has no batch with that key and term (lost commit)"));
+                String what = a.describe()
+                        + " was reported committed but the database has no batch with that key and term (lost commit)";
+                FaultRecord failover = asyncFailoverAfter(h, a.endMonoNs());
+                out.add(failover == null ? new Violation(Check.D_EXACTLY_ONCE, what)
+                        : new Violation(Check.LOST_BY_ASYNC_FAILOVER, what + lostBy(failover)));
             }
         }
         items.put(Check.D_EXACTLY_ONCE, h.payments.size());
+    }
+
+    /**
+     * The first failover to an asynchronous standby injected after {@code monoNs} (when something acknowledged at
+     * {@code monoNs} may have been lost with the old primary), or null: no asynchronous standby, or none after it.
+     */
+    static FaultRecord asyncFailoverAfter(History h, long monoNs) {
+        if (!h.asynchronousStandby || monoNs < 0) {
+            return null;
+        }
+        FaultRecord first = null;
+        for (FaultRecord f : h.faults) {
+            if (FAILOVER_KIND.equals(f.kind()) && f.injectMonoNs() > monoNs
+                    && (first == null || f.injectMonoNs() < first.injectMonoNs())) {
+                first = f;
+            }
+        }
+        return first;
+    }
+
+    private static String lostBy(FaultRecord failover) {
+        return ": acknowledged before fault #" + failover.index() + " " + failover.kind() + " (asynchronous standby) "
+                + "and lost with the old primary";
     }
 
     private static Map<String, List<CommittedBatch>> batchesByKey(History h) {
@@ -463,7 +495,9 @@ public final class HistoryChecker {
     }
 
     /** The kind name of the coordinator-rebuild fault (windows are not compared across it). */
-    public static final String REBUILD_KIND = "coordinatorRebuilt";
+    public static final String REBUILD_KIND = Faults.COORDINATOR_REBUILT;
+    /** The kind name of the PostgreSQL failover (with an asynchronous standby, acknowledged commits may be lost). */
+    static final String FAILOVER_KIND = Faults.POSTGRES_FAILOVER;
 
     private static long epochOf(List<Long> rebuilds, long t) {
         long e = 0;
