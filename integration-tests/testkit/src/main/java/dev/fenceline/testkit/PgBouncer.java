@@ -539,7 +539,8 @@ public final class PgBouncer implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "PgBouncer(127.0.0.1:" + port + " -> " + server.host() + ":" + server.port() + ", "
+        return "PgBouncer(127.0.0.1:" + port + " -> " + server.host() + ":"
+                + (options.serverPort != 0 ? options.serverPort : server.port()) + ", "
                 + options.poolMode + ")";
     }
 
