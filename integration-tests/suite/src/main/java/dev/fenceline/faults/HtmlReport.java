@@ -83,7 +83,9 @@ final class HtmlReport {
                 "none");
         html.append("<h2>Acknowledged commits lost by a failover to an asynchronous standby</h2>\n"
                 + "<p>Durability, not fencing: an asynchronous standby may lack what the primary acknowledged last. "
-                + "Not counted as violations.</p>\n");
+                + "Not counted as violations. In all: " + report.result.asyncLoss().payments() + " inserted payment(s), "
+                + report.result.asyncLoss().batches() + " batch(es) reported committed, "
+                + report.result.asyncLoss().auditRows() + " audit row(s) of rejected attempts.</p>\n");
         list(html, "lost", report.result.lostByAsyncFailover().stream().map(Violation::explanation).toList(), "none");
 
         html.append("<h2>Faults</h2>\n<table id=\"faults\"><thead><tr><th>#</th><th>kind</th><th>target</th>"

@@ -114,7 +114,11 @@ public final class RunReport {
         totals.put("attempt_outcomes", outcomes);
         totals.put("postgres", cfg.postgres().toString());
         totals.put("violations", r.safetyViolations().size());
-        totals.put("lost_acknowledged_by_async_failover", r.lostByAsyncFailover().size());
+        Map<String, Integer> lost = new LinkedHashMap<>();
+        lost.put("payments", r.asyncLoss().payments());
+        lost.put("batches", r.asyncLoss().batches());
+        lost.put("audit_rows", r.asyncLoss().auditRows());
+        totals.put("lost_acknowledged_by_async_failover", lost);
         Map<String, Integer> perCheck = new LinkedHashMap<>();
         for (Check c : Check.values()) {
             perCheck.put(c.name(), r.violations(c).size());
@@ -188,9 +192,11 @@ public final class RunReport {
         if (!skippedKinds.isEmpty()) {
             sb.append("Skipped (not available here): ").append(skippedKinds).append('\n');
         }
-        if (!result.lostByAsyncFailover().isEmpty()) {
+        if (result.asyncLoss().total() > 0) {
             sb.append("Acknowledged commits lost by failovers to an asynchronous standby (durability, not a violation): ")
-                    .append(result.lostByAsyncFailover().size()).append('\n');
+                    .append(result.asyncLoss().payments()).append(" inserted payment(s), ")
+                    .append(result.asyncLoss().batches()).append(" batch(es) reported committed, ")
+                    .append(result.asyncLoss().auditRows()).append(" audit row(s)\n");
         }
         if (!result.validityAvailable()) {
             sb.append("(f) not checked: the workers recorded no validity windows\n");

@@ -12,9 +12,16 @@ import java.util.Map;
  */
 public record CheckResult(long seed, List<Violation> violations, List<FaultOutcome> faultOutcomes,
                           long leaderOverlapNs, long crossRebuildOverlapNs, boolean validityAvailable,
-                          Map<Check, Integer> checkedItems) {
+                          Map<Check, Integer> checkedItems, AsyncLoss asyncLoss) {
+
+    public CheckResult(long seed, List<Violation> violations, List<FaultOutcome> faultOutcomes, long leaderOverlapNs,
+                       long crossRebuildOverlapNs, boolean validityAvailable, Map<Check, Integer> checkedItems) {
+        this(seed, violations, faultOutcomes, leaderOverlapNs, crossRebuildOverlapNs, validityAvailable, checkedItems,
+                AsyncLoss.NONE);
+    }
 
     public CheckResult {
+        java.util.Objects.requireNonNull(asyncLoss, "asyncLoss");
         violations = List.copyOf(violations);
         faultOutcomes = List.copyOf(faultOutcomes);
         checkedItems = Map.copyOf(checkedItems);
@@ -59,8 +66,10 @@ public record CheckResult(long seed, List<Violation> violations, List<FaultOutco
             }
         }
         if (!lost.isEmpty()) {
-            sb.append("\n").append(lost.size()).append(" acknowledged commit(s) lost by a failover to an asynchronous "
-                    + "standby (durability, expected without a synchronous standby; not a fencing violation):");
+            sb.append("\nacknowledged commits lost by a failover to an asynchronous standby (durability, expected without "
+                    + "a synchronous standby; not a fencing violation): ").append(asyncLoss.payments())
+                    .append(" inserted payment(s), ").append(asyncLoss.batches()).append(" batch(es) reported committed, ")
+                    .append(asyncLoss.auditRows()).append(" audit row(s) of rejected attempts:");
             for (Violation v : lost) {
                 sb.append("\n  - ").append(v.explanation());
             }

@@ -47,7 +47,24 @@ public final class HistoryChecker {
         List<FaultOutcome> outcomes = checkLiveness(h, out, items);
         long[] overlap = {0, 0};
         boolean validity = checkSingleValidLeader(h, out, items, overlap);
-        return new CheckResult(h.seed, capped(out), outcomes, overlap[0], overlap[1], validity, items);
+        List<Violation> all = out;
+        AsyncLoss loss = new AsyncLoss(count(all, LOST_PAYMENTS), count(all, LOST_BATCH), count(all, LOST_AUDIT_ROW));
+        return new CheckResult(h.seed, capped(out), outcomes, overlap[0], overlap[1], validity, items, loss);
+    }
+
+    private static final String LOST_PAYMENTS = "inserted payment(s) missing";
+    private static final String LOST_BATCH = "was reported committed";
+    private static final String LOST_AUDIT_ROW = "was rejected but";
+
+    /** How many items the LOST_BY_ASYNC_FAILOVER findings of one sort stand for (a payments finding counts its ids). */
+    private static int count(List<Violation> all, String sort) {
+        int n = 0;
+        for (Violation v : all) {
+            if (v.check() == Check.LOST_BY_ASYNC_FAILOVER && v.explanation().contains(sort)) {
+                n += LOST_PAYMENTS.equals(sort) ? Integer.parseInt(v.explanation().substring(0, v.explanation().indexOf(' '))) : 1;
+            }
+        }
+        return n;
     }
 
     /** Keeps at most MAX_REPORTED_PER_CHECK violations per check, plus a line saying how many were left out. */
@@ -208,14 +225,25 @@ public final class HistoryChecker {
         for (CommittedBatch b : h.batchesInCommitOrder) {
             batches.put(b.id(), b);
         }
-        // Inserts carry no time: with an asynchronous failover in the run, a missing one is put down to the first.
+        // Inserts carry no time: with an asynchronous failover in the run, the missing ones are put down to the
+        // failovers together, in one finding.
         FaultRecord anyAsyncFailover = asyncFailoverAfter(h, 0);
+        List<Long> missing = new ArrayList<>();
         for (Long id : h.insertedPaymentIds) {
             if (!payments.containsKey(id)) {
-                String what = "payment " + id + " was inserted but is missing from the database (lost)";
-                out.add(anyAsyncFailover == null ? new Violation(Check.D_EXACTLY_ONCE, what)
-                        : new Violation(Check.LOST_BY_ASYNC_FAILOVER, what + lostBy(anyAsyncFailover)));
+                if (anyAsyncFailover == null) {
+                    out.add(new Violation(Check.D_EXACTLY_ONCE, "payment " + id
+                            + " was inserted but is missing from the database (lost)"));
+                } else {
+                    missing.add(id);
+                }
             }
+        }
+        if (!missing.isEmpty()) {
+            out.add(new Violation(Check.LOST_BY_ASYNC_FAILOVER, missing.size() + " " + LOST_PAYMENTS
+                    + " from the database (ids " + ranges(missing) + "): inserts carry no time; the run failed over to "
+                    + "an asynchronous standby (first: fault #" + anyAsyncFailover.index() + " " + anyAsyncFailover.kind()
+                    + "), which lost what the old primary had acknowledged last"));
         }
         Map<Long, Integer> referencing = new HashMap<>();
         Map<Long, Long> referencingCents = new HashMap<>();
@@ -294,6 +322,22 @@ public final class HistoryChecker {
             }
         }
         return first;
+    }
+
+    /** "3-5, 9" for [3, 4, 5, 9]. */
+    static String ranges(List<Long> ids) {
+        List<Long> sorted = new ArrayList<>(ids);
+        sorted.sort(null);
+        StringBuilder sb = new StringBuilder();
+        for (int i = 0; i < sorted.size(); i++) {
+            int j = i;
+            while (j + 1 < sorted.size() && sorted.get(j + 1) == sorted.get(j) + 1) {
+                j++;
+            }
+            sb.append(sb.length() == 0 ? "" : ", ").append(sorted.get(i)).append(j > i ? "-" + sorted.get(j) : "");
+            i = j;
+        }
+        return sb.toString();
     }
 
     private static String lostBy(FaultRecord failover) {

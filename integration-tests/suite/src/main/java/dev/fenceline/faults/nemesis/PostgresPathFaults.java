@@ -96,17 +96,25 @@ final class PostgresPathFaults {
 
     /**
      * Terminates ({@code pg_terminate_backend}, on the server that takes writes) the PgBouncer server connection
-     * running a transaction for {@code app}; if PostgreSQL does not show the worker's application_name on it, any of
-     * the pooler's server connections in a transaction (the runner never goes through the pooler, so that is a
+     * carrying {@code app}'s transaction: the one {@code SHOW SERVERS} lists as paired with a client of that
+     * application_name (in transaction mode a server connection is paired only for a transaction); if there is none,
+     * any of the pooler's server connections in a transaction (the runner never goes through the pooler, so that is a
      * worker's). Returns what it did.
      */
     private static String terminateServerConnection(FaultEnvironment env, String app) throws SQLException {
         List<Long> serverPids = new ArrayList<>();
+        List<Long> paired = new ArrayList<>();
         for (Map<String, String> row : env.postgres.pooler().admin("SHOW SERVERS")) {
             String pid = row.get("remote_pid");
             if (pid != null && !pid.isBlank() && !"0".equals(pid)) {
                 serverPids.add(Long.parseLong(pid));
+                if (app.equals(row.get("application_name"))) {
+                    paired.add(Long.parseLong(pid));
+                }
             }
+        }
+        if (!paired.isEmpty()) {
+            serverPids = paired;
         }
         if (serverPids.isEmpty()) {
             return "no server connection of the pooler open";

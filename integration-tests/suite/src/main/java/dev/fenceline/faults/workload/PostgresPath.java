@@ -157,6 +157,7 @@ public final class PostgresPath implements AutoCloseable {
             lag = "replication held back " + asyncLagMs + " ms, then ";
         }
         PostgresServer old = primary;
+        long crashAt = System.nanoTime();
         old.crash();
         if (replicationProxy != null) {
             // What it held back is gone with the primary: drop the connections while still blackholed (so no held
@@ -172,7 +173,8 @@ public final class PostgresPath implements AutoCloseable {
         pgProxy.upstream(TcpProxy.loopback(primary.port()));
         failovers++;
         String what = lag + "primary 127.0.0.1:" + old.port() + " crashed (immediate), standby 127.0.0.1:" + primary.port()
-                + " promoted (failover " + failovers + ")";
+                + " promoted and reachable " + (System.nanoTime() - crashAt) / 1_000_000 + " ms after the crash (failover "
+                + failovers + ")";
         log.info("{}", what);
         return what;
     }

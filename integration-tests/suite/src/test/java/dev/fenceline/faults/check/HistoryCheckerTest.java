@@ -288,10 +288,14 @@ class HistoryCheckerTest {
         assertThat(r.ok()).as(r.explain()).isTrue();
         assertThat(r.safetyViolations()).isEmpty();
         assertThat(r.lostByAsyncFailover()).hasSize(2).allSatisfy(v -> assertThat(v.explanation())
-                .contains("fault #2 postgresFailover (asynchronous standby)"));
-        assertThat(r.lostByAsyncFailover()).anySatisfy(v -> assertThat(v.explanation()).contains("batch_key=k12"));
-        assertThat(r.lostByAsyncFailover()).anySatisfy(v -> assertThat(v.explanation()).contains("payment 5"));
-        assertThat(r.explain()).contains("2 acknowledged commit(s) lost by a failover to an asynchronous standby");
+                .contains("fault #2 postgresFailover"));
+        assertThat(r.lostByAsyncFailover()).anySatisfy(v -> assertThat(v.explanation()).contains("batch_key=k12")
+                .contains("(asynchronous standby)"));
+        assertThat(r.lostByAsyncFailover()).anySatisfy(v -> assertThat(v.explanation())
+                .startsWith("1 inserted payment(s) missing").contains("ids 5)"));
+        assertThat(r.asyncLoss()).isEqualTo(new AsyncLoss(1, 1, 0));
+        assertThat(r.explain()).contains("lost by a failover to an asynchronous standby")
+                .contains("1 inserted payment(s), 1 batch(es) reported committed, 0 audit row(s)");
     }
 
     @Test
@@ -300,6 +304,12 @@ class HistoryCheckerTest {
         assertThat(r.ok()).isFalse();
         assertThat(r.lostByAsyncFailover()).isEmpty();
         assertThat(r.violations(Check.D_EXACTLY_ONCE)).hasSize(2);
+        assertThat(r.asyncLoss()).isEqualTo(AsyncLoss.NONE);
+    }
+
+    @Test
+    void idRangesAreCompact() {
+        assertThat(HistoryChecker.ranges(java.util.List.of(9L, 3L, 4L, 5L, 11L, 12L))).isEqualTo("3-5, 9, 11-12");
     }
 
     @Test
