@@ -32,14 +32,17 @@ import java.util.Optional;
  * Everything a fault run needs, started for real: one PostgreSQL database (testkit), a 3-member etcd (testkit) whose
  * peer traffic runs through {@link PeerPartition} proxies, N worker processes of the sample jar — each reaching every
  * etcd member through its own {@link TcpProxy} (so one worker can be cut off from etcd) and, when libfaketime is
- * there, with a controllable wall clock — and a bounded payment inserter.
+ * there, with a controllable wall clock — and a bounded payment inserter. The way to PostgreSQL (directly, through
+ * PgBouncer, with a standby to fail over to) is the run's {@link PostgresSetup}, kept by {@link PostgresPath}.
  */
 public final class FaultEnvironment implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(FaultEnvironment.class);
 
     public final RunConfig config;
     public final Path runDir;
+    /** The run's database; with a standby its own data source reaches only the first primary: use {@link #dataSource}. */
     public final TestDatabase database;
+    /** Unpooled connections to whichever server takes writes (follows a failover). */
     public final DataSource dataSource;
     /** How the workers reach PostgreSQL (pooler, standby, failover); {@link PostgresSetup#DIRECT} by default. */
     public final PostgresPath postgres;
