@@ -24,4 +24,6 @@ fi
 scripts/ensure-pgbouncer.sh
 # spin, the model checker that verifies the protocol model (model/).
 scripts/ensure-spin.sh
+# headless Chromium, for the fault suite's HTML report check (HtmlReportBrowserIT).
+scripts/ensure-chromium.sh
 scripts/ensure-native-guard.sh

@@ -19,4 +19,8 @@ if [ -z "${FENCELINE_PG_BINDIR:-}" ] && [ -n "$on_machine_binaries" ] \
    && [ -f migrations/native/target/fenceline_guard.so ]; then
   export FENCELINE_REQUIRE_NATIVE_GUARD="${FENCELINE_REQUIRE_NATIVE_GUARD:-1}"
 fi
+# Chromium there (installed above, as root): then the HTML report's browser check must run, not skip.
+if [ -n "${FENCELINE_CHROMIUM_BIN:-}" ] || command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ]; then
+  export FENCELINE_REQUIRE_CHROMIUM="${FENCELINE_REQUIRE_CHROMIUM:-1}"
+fi
 exec mvn -B -ntp verify "$@"

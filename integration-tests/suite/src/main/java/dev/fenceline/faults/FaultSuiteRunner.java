@@ -11,6 +11,7 @@ import dev.fenceline.faults.nemesis.Faults;
 import dev.fenceline.faults.nemesis.Injection;
 import dev.fenceline.faults.workload.DbSnapshot;
 import dev.fenceline.faults.workload.FaultEnvironment;
+import dev.fenceline.faults.workload.PostgresSetup;
 import dev.fenceline.faults.workload.RunConfig;
 import dev.fenceline.faults.workload.WorkerProcess;
 import org.slf4j.Logger;
@@ -54,7 +55,8 @@ public final class FaultSuiteRunner {
 
     public static RunReport run(RunConfig cfg) {
         long started = System.nanoTime();
-        log.info("fault run: seed {} (rerun with this seed to get the same schedule), kinds {}", cfg.seed(), cfg.kinds());
+        log.info("fault run: seed {} (rerun with this seed to get the same schedule), kinds {}, PostgreSQL {}", cfg.seed(),
+                cfg.kinds(), cfg.postgres());
         System.out.println("[fault-suite] seed " + cfg.seed());
         List<FaultRecord> faults = new ArrayList<>();
         List<String> skipped = new ArrayList<>();
@@ -134,12 +136,15 @@ public final class FaultSuiteRunner {
             History history = History.builder(cfg.seed()).resource(cfg.election())
                     .attempts(files.attempts).states(files.states).validities(files.validity)
                     .committed(db.batches()).marks(db.marks()).rejected(db.rejected()).payments(db.payments())
-                    .inserted(env.inserter.insertedIds()).faults(faults).build();
+                    .inserted(env.inserter.insertedIds()).faults(faults)
+                    .asynchronousStandby(cfg.postgres().standby() == PostgresSetup.Standby.ASYNCHRONOUS).build();
             CheckResult result = new HistoryChecker(CheckerConfig.forTtl(ttl)).check(history);
             RunReport report = RunReport.of(cfg, history, result, skipped, files.unreadableLines,
                     Duration.ofNanos(System.nanoTime() - started), env.runDir);
             report.write(cfg.outputDir().resolve("report-" + cfg.seed() + ".json"));
             report.write(cfg.outputDir().resolve("report-latest.json"));
+            report.writeHtml(cfg.outputDir().resolve("report-" + cfg.seed() + ".html"));
+            System.out.println("[fault-suite] report: " + cfg.outputDir().resolve("report-" + cfg.seed() + ".html"));
             System.out.println(report.table());
             System.out.println(result.explain());
             return report;

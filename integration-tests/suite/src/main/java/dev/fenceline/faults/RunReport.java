@@ -39,9 +39,12 @@ public final class RunReport {
     public final Map<String, Object> totals;
     public final List<String> skippedKinds;
     public final List<Map<String, Object>> faults;
+    /** What the run recorded, for the HTML timeline ({@link HtmlReport}); not part of the JSON. */
+    final History history;
 
     private RunReport(long seed, CheckResult result, List<Row> rows, Map<String, Object> totals, List<String> skipped,
-                      List<Map<String, Object>> faults) {
+                      List<Map<String, Object>> faults, History history) {
+        this.history = history;
         this.seed = seed;
         this.result = result;
         this.rows = rows;
@@ -81,7 +84,7 @@ public final class RunReport {
                 committed += o.committed();
                 rejected += o.rejected();
                 String tag = "fault #" + o.fault().index() + " " + o.fault().kind() + " ";
-                for (Violation v : r.violations()) {
+                for (Violation v : r.safetyViolations()) {
                     if (v.explanation().contains(tag)) {
                         violations++;
                     }
@@ -109,7 +112,13 @@ public final class RunReport {
             outcomes.put(o.name().toLowerCase(Locale.ROOT), h.attempts.stream().filter(a -> a.outcome() == o).count());
         }
         totals.put("attempt_outcomes", outcomes);
-        totals.put("violations", r.violations().size());
+        totals.put("postgres", cfg.postgres().toString());
+        totals.put("violations", r.safetyViolations().size());
+        Map<String, Integer> lost = new LinkedHashMap<>();
+        lost.put("payments", r.asyncLoss().payments());
+        lost.put("batches", r.asyncLoss().batches());
+        lost.put("audit_rows", r.asyncLoss().auditRows());
+        totals.put("lost_acknowledged_by_async_failover", lost);
         Map<String, Integer> perCheck = new LinkedHashMap<>();
         for (Check c : Check.values()) {
             perCheck.put(c.name(), r.violations(c).size());
@@ -137,7 +146,7 @@ public final class RunReport {
             f.put("stale_rejected", o.rejected());
             faults.add(f);
         }
-        return new RunReport(cfg.seed(), r, rows, totals, List.copyOf(skipped), faults);
+        return new RunReport(cfg.seed(), r, rows, totals, List.copyOf(skipped), faults, h);
     }
 
     static long pct(List<Long> samples, int p) {
@@ -167,7 +176,7 @@ public final class RunReport {
                         + "%d batches, %d stale attempts rejected, %d violations, leader overlap %d ns%n",
                 seed, totals.get("mode"), (Long) totals.get("ttl_ms"), totals.get("elapsed_s"), (Integer) totals.get("injections"),
                 totals.get("payments_settled"), (Integer) totals.get("batches_committed_db"),
-                rows.stream().mapToInt(Row::staleRejected).sum(), result.violations().size(), result.leaderOverlapNs()));
+                rows.stream().mapToInt(Row::staleRejected).sum(), result.safetyViolations().size(), result.leaderOverlapNs()));
         sb.append("| fault kind | injections | new leader committed while in force | batches committed "
                 + "| stale attempts rejected | violations "
                 + "| failover p50 / p99 / max (ms) | recovery after heal p50 / p99 / max (ms) |\n");
@@ -182,6 +191,12 @@ public final class RunReport {
         }
         if (!skippedKinds.isEmpty()) {
             sb.append("Skipped (not available here): ").append(skippedKinds).append('\n');
+        }
+        if (result.asyncLoss().total() > 0) {
+            sb.append("Acknowledged commits lost by failovers to an asynchronous standby (durability, not a violation): ")
+                    .append(result.asyncLoss().payments()).append(" inserted payment(s), ")
+                    .append(result.asyncLoss().batches()).append(" batch(es) reported committed, ")
+                    .append(result.asyncLoss().auditRows()).append(" audit row(s)\n");
         }
         if (!result.validityAvailable()) {
             sb.append("(f) not checked: the workers recorded no validity windows\n");
@@ -199,12 +214,23 @@ public final class RunReport {
         json.put("per_kind", rows);
         json.put("skipped_kinds", skippedKinds);
         json.put("ok", result.ok());
-        json.put("violations", result.violations().stream().map(Violation::toString).toList());
+        json.put("violations", result.safetyViolations().stream().map(Violation::toString).toList());
+        json.put("lost_by_async_failover", result.lostByAsyncFailover().stream().map(Violation::explanation).toList());
         json.put("faults", faults);
         json.put("table_markdown", table());
         try {
             Files.createDirectories(file.toAbsolutePath().getParent());
             JSON.writeValue(file.toFile(), json);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write report " + file, e);
+        }
+    }
+
+    /** The same report as one self-contained HTML page (timeline per worker, fault windows, the table). */
+    public void writeHtml(Path file) {
+        try {
+            Files.createDirectories(file.toAbsolutePath().getParent());
+            Files.writeString(file, HtmlReport.render(this));
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write report " + file, e);
         }

@@ -1,6 +1,7 @@
 package dev.fenceline.faults;
 
 import dev.fenceline.faults.nemesis.Faults;
+import dev.fenceline.faults.workload.PostgresSetup;
 import dev.fenceline.faults.workload.RunConfig;
 
 import java.nio.file.Path;
@@ -9,7 +10,10 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * The soak mode: {@code --duration 30m --seed 42 [--ttl-ms 3000] [--kinds a,b] [--jar PATH] [--out DIR]}.
+ * The soak mode: {@code --duration 30m --seed 42 [--ttl-ms 3000] [--kinds a,b] [--jar PATH] [--out DIR] [--pooler]
+ * [--standby none|sync|async]} ({@code --pooler}: the workers go through PgBouncer; {@code --standby}: a streaming
+ * standby for {@code postgresFailover}; with {@code async}, acknowledged commits a failover loses are reported apart
+ * from violations and do not fail the run).
  * Exit 0 when the history check passes, 1 on violations, 2 on bad arguments. See docs/fault-injection.md.
  */
 public final class Soak {
@@ -23,6 +27,8 @@ public final class Soak {
         List<String> kinds = Faults.kinds();
         Path jar = Path.of("settlement-sample/target/fenceline.jar");
         Path out = Path.of("integration-tests/suite/target/fault-suite/soak");
+        boolean pooler = false;
+        PostgresSetup.Standby standby = PostgresSetup.Standby.NONE;
         try {
             for (int i = 0; i < args.length; i++) {
                 String a = args[i];
@@ -53,9 +59,15 @@ public final class Soak {
                         out = Path.of(v);
                         i++;
                     }
+                    case "--pooler" -> pooler = true;
+                    case "--standby" -> {
+                        standby = PostgresSetup.Standby.parse(v);
+                        i++;
+                    }
                     case "--help", "-h" -> {
                         System.out.println("usage: Soak --duration 30m --seed N [--ttl-ms 3000] [--kinds "
-                                + String.join(",", Faults.kinds()) + "] [--jar PATH] [--out DIR]");
+                                + String.join(",", Faults.kinds()) + "] [--jar PATH] [--out DIR] [--pooler] "
+                                + "[--standby none|sync|async]");
                         return;
                     }
                     default -> throw new IllegalArgumentException("unknown argument " + a);
@@ -72,7 +84,8 @@ public final class Soak {
         RunConfig base = RunConfig.soak(seed, duration, jar.toAbsolutePath(), out.toAbsolutePath(), kinds);
         RunConfig cfg = new RunConfig(base.seed(), base.kinds(), 0, base.duration(), base.hardCap(), base.jar(),
                 base.outputDir(), base.workers(), Duration.ofMillis(ttlMs), base.batchSize(), base.intervalMs(),
-                base.paymentsPerTick(), base.paymentTickMs(), base.maxPayments(), base.clockJumps(), base.election());
+                base.paymentsPerTick(), base.paymentTickMs(), base.maxPayments(), base.clockJumps(), base.election(),
+                new PostgresSetup(pooler, standby));
         RunReport report = FaultSuiteRunner.run(cfg);
         System.exit(report.ok() ? 0 : 1);
     }

@@ -1,11 +1,16 @@
 package dev.fenceline.faults;
 
 import dev.fenceline.faults.nemesis.Faults;
+import dev.fenceline.faults.workload.PostgresSetup;
 import dev.fenceline.faults.workload.RunConfig;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -13,24 +18,54 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The smoke mode of the fault-injection suite (runs in {@code mvn verify}): 3 real workers of the sample against a
  * real PostgreSQL and a real 3-member etcd; every fault kind injected twice in a seeded order; then the history
- * check. Set {@code -Dfenceline.faults.seed=N} to replay a schedule. Timing is reported, never asserted (except the
- * generous liveness bound of check (e), derived from the TTL).
+ * check. Two runs: the workers connected directly (every kind that needs nothing more), then the workers behind
+ * PgBouncer in transaction mode with a synchronous standby (the pooler and failover kinds, and leader freezes, whose
+ * stale batches the fence must reject through the pooler). Injecting is capped at 4 + 2 minutes. Set
+ * {@code -Dfenceline.faults.seed=N} to replay a schedule. Timing is reported, never asserted (except the generous
+ * liveness bound of check (e), derived from the TTL).
  */
 class FaultInjectionSmokeIT {
+    private static final long SEED = Long.getLong("fenceline.faults.seed", System.currentTimeMillis() % 1_000_000);
+    private static final Path JAR = Path.of(System.getProperty("fenceline.jar", "../../settlement-sample/target/fenceline.jar"))
+            .toAbsolutePath();
+    private static final Path OUT = Path.of(System.getProperty("fenceline.faults.out", "target/fault-suite")).toAbsolutePath();
 
     @Test
     @Timeout(value = 12, unit = TimeUnit.MINUTES)
     void everyFaultKindTwiceAndNoStaleWriteEverCommits() {
-        long seed = Long.getLong("fenceline.faults.seed", System.currentTimeMillis() % 1_000_000);
-        Path jar = Path.of(System.getProperty("fenceline.jar", "../../settlement-sample/target/fenceline.jar")).toAbsolutePath();
-        Path out = Path.of(System.getProperty("fenceline.faults.out", "target/fault-suite")).toAbsolutePath();
-        RunReport report = FaultSuiteRunner.run(RunConfig.smoke(seed, jar, out, Faults.kinds()));
+        List<String> kinds = new ArrayList<>(Faults.kinds());
+        kinds.removeAll(Faults.POSTGRES_PATH_KINDS);
+        RunReport report = FaultSuiteRunner.run(capped(RunConfig.smoke(SEED, JAR, OUT, kinds), Duration.ofMinutes(4)));
+        assertPassedWithEveryKindTwice(report, OUT);
+    }
 
+    @Test
+    @Timeout(value = 8, unit = TimeUnit.MINUTES)
+    void throughPgBouncerWithASynchronousStandbyPoolerFaultsAndFailoversLoseNothing() {
+        List<String> kinds = new ArrayList<>(Faults.POSTGRES_PATH_KINDS);
+        kinds.add(Faults.FREEZE_LEADER);
+        Path out = OUT.resolve("postgres-path");
+        RunConfig cfg = capped(RunConfig.smoke(SEED, JAR, out, kinds), Duration.ofMinutes(2))
+                .withPostgres(new PostgresSetup(true, PostgresSetup.Standby.SYNCHRONOUS));
+        RunReport report = FaultSuiteRunner.run(cfg);
+        assertThat(report.skippedKinds).as("every kind has what it needs here").isEmpty();
+        assertThat(report.result.lostByAsyncFailover()).isEmpty();
+        assertPassedWithEveryKindTwice(report, out);
+    }
+
+    private static void assertPassedWithEveryKindTwice(RunReport report, Path out) {
         assertThat(report.result.violations()).as(report.result.explain()).isEmpty();
         report.injectionsPerKind().forEach((kind, n) -> {
             if (!report.skippedKinds.contains(kind)) {
-                assertThat(n).as("injections of %s (seed %d)", kind, seed).isGreaterThanOrEqualTo(2);
+                assertThat(n).as("injections of %s (seed %d)", kind, SEED).isGreaterThanOrEqualTo(2);
             }
         });
+        assertThat(out.resolve("report-" + SEED + ".html")).satisfies(p -> assertThat(Files.size(p)).isPositive());
+    }
+
+    private static RunConfig capped(RunConfig c, Duration hardCap) {
+        return new RunConfig(c.seed(), c.kinds(), c.rounds(), c.duration(), hardCap, c.jar(), c.outputDir(), c.workers(),
+                c.ttl(), c.batchSize(), c.intervalMs(), c.paymentsPerTick(), c.paymentTickMs(), c.maxPayments(),
+                c.clockJumps(), c.election(), c.postgres());
     }
 }

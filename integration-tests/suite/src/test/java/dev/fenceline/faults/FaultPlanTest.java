@@ -1,6 +1,7 @@
 package dev.fenceline.faults;
 
 import dev.fenceline.faults.nemesis.Faults;
+import dev.fenceline.faults.workload.PostgresSetup;
 import dev.fenceline.faults.workload.RunConfig;
 import org.junit.jupiter.api.Test;
 
@@ -34,7 +35,9 @@ class FaultPlanTest {
     @Test
     void everyIssueFaultKindIsThere() {
         assertThat(Faults.kinds()).containsExactlyInAnyOrder("freezeLeader", "killLeader", "workerEtcdPartition",
-                "quorumLoss", "quorumBlip", "minorityPartition", "clockJump", "dbConnectionLoss", "coordinatorRebuilt");
+                "quorumLoss", "quorumBlip", "minorityPartition", "clockJump", "dbConnectionLoss", "coordinatorRebuilt",
+                "pgbouncerRestart", "pgbouncerPause", "poolerServerConnKill", "postgresFailover");
+        assertThat(Faults.kinds()).containsAll(Faults.POSTGRES_PATH_KINDS);
     }
 
     @Test
@@ -42,6 +45,16 @@ class FaultPlanTest {
         assertThat(RunReport.pct(List.of(5L, 1L, 3L, 2L, 4L), 50)).isEqualTo(3);
         assertThat(RunReport.pct(List.of(5L, 1L, 3L, 2L, 4L), 99)).isEqualTo(5);
         assertThat(RunReport.pct(List.of(), 50)).isEqualTo(-1);
+    }
+
+    @Test
+    void standbyModesParseAndBadOnesSayWhatIsAllowed() {
+        assertThat(PostgresSetup.Standby.parse("sync")).isEqualTo(PostgresSetup.Standby.SYNCHRONOUS);
+        assertThat(PostgresSetup.Standby.parse("ASYNC")).isEqualTo(PostgresSetup.Standby.ASYNCHRONOUS);
+        assertThat(PostgresSetup.Standby.parse("none")).isEqualTo(PostgresSetup.Standby.NONE);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> PostgresSetup.Standby.parse("semi"))
+                .hasMessageContaining("--standby").hasMessageContaining("none, sync or async").hasMessageContaining("semi");
+        assertThat(RunConfig.smoke(1, JAR, OUT, Faults.kinds()).postgres()).isEqualTo(PostgresSetup.DIRECT);
     }
 
     @Test

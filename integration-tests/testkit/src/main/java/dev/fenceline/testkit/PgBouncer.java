@@ -80,13 +80,34 @@ public final class PgBouncer implements AutoCloseable {
         private final int maxClientConn;
         private final String authType;
         private final String password;
+        private final int serverPort;
 
         private Options(String poolMode, int defaultPoolSize, int maxClientConn, String authType, String password) {
+            this(poolMode, defaultPoolSize, maxClientConn, authType, password, 0);
+        }
+
+        private Options(String poolMode, int defaultPoolSize, int maxClientConn, String authType, String password,
+                        int serverPort) {
             this.poolMode = poolMode;
             this.defaultPoolSize = defaultPoolSize;
             this.maxClientConn = maxClientConn;
             this.authType = authType;
             this.password = password;
+            this.serverPort = serverPort;
+        }
+
+        /**
+         * The port on the server's host (127.0.0.1) the pooler opens its server sessions to, instead of the server's
+         * own: e.g. a TCP proxy in front of it, which a failover repoints at a promoted standby while the pooler's
+         * configuration stays. 1024 to 65535; 0 (default) = the server's port. {@link #killServerConnections} still
+         * asks the server given to {@link #start} to terminate sessions.
+         */
+        public Options serverPort(int value) {
+            if (value != 0 && (value < 1024 || value > 65535)) {
+                throw new IllegalArgumentException("serverPort must be 0 (the server's own) or between 1024 and 65535, "
+                        + "was " + value);
+            }
+            return new Options(poolMode, defaultPoolSize, maxClientConn, authType, password, value);
         }
 
         /**
@@ -103,7 +124,7 @@ public final class PgBouncer implements AutoCloseable {
             if (!POOL_MODES.contains(mode)) {
                 throw new IllegalArgumentException("poolMode must be one of " + POOL_MODES + ", was '" + value + "'");
             }
-            return new Options(mode, defaultPoolSize, maxClientConn, authType, password);
+            return new Options(mode, defaultPoolSize, maxClientConn, authType, password, serverPort);
         }
 
         /** Server sessions per database/user pair, 1 to 1000 (default 2). */
@@ -111,7 +132,7 @@ public final class PgBouncer implements AutoCloseable {
             if (value < 1 || value > 1000) {
                 throw new IllegalArgumentException("defaultPoolSize must be between 1 and 1000, was " + value);
             }
-            return new Options(poolMode, value, maxClientConn, authType, password);
+            return new Options(poolMode, value, maxClientConn, authType, password, serverPort);
         }
 
         /** Client connections the pooler accepts, 1 to 10000 (default 100). */
@@ -119,7 +140,7 @@ public final class PgBouncer implements AutoCloseable {
             if (value < 1 || value > 10000) {
                 throw new IllegalArgumentException("maxClientConn must be between 1 and 10000, was " + value);
             }
-            return new Options(poolMode, defaultPoolSize, value, authType, password);
+            return new Options(poolMode, defaultPoolSize, value, authType, password, serverPort);
         }
 
         /**
@@ -133,7 +154,7 @@ public final class PgBouncer implements AutoCloseable {
             if (!AUTH_TYPES.contains(type)) {
                 throw new IllegalArgumentException("authType must be one of " + AUTH_TYPES + ", was '" + value + "'");
             }
-            return new Options(poolMode, defaultPoolSize, maxClientConn, type, password);
+            return new Options(poolMode, defaultPoolSize, maxClientConn, type, password, serverPort);
         }
 
         /** The superuser's password at the pooler when {@link #authType} is not {@code trust} (default "fenceline"). */
@@ -142,7 +163,7 @@ public final class PgBouncer implements AutoCloseable {
                 throw new IllegalArgumentException("password must be non-empty and without '\"', was "
                         + (value == null ? "null" : "'" + value + "'"));
             }
-            return new Options(poolMode, defaultPoolSize, maxClientConn, authType, value);
+            return new Options(poolMode, defaultPoolSize, maxClientConn, authType, value, serverPort);
         }
 
         public String poolMode() {
@@ -518,7 +539,8 @@ public final class PgBouncer implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "PgBouncer(127.0.0.1:" + port + " -> " + server.host() + ":" + server.port() + ", "
+        return "PgBouncer(127.0.0.1:" + port + " -> " + server.host() + ":"
+                + (options.serverPort != 0 ? options.serverPort : server.port()) + ", "
                 + options.poolMode + ")";
     }
 
@@ -546,7 +568,7 @@ public final class PgBouncer implements AutoCloseable {
         List<String> ini = new ArrayList<>(List.of(
                 "[databases]",
                 // Wildcard: every database of the server under its own name, so per-test databases need no entry.
-                "* = host=" + server.host() + " port=" + server.port(),
+                "* = host=" + server.host() + " port=" + (options.serverPort != 0 ? options.serverPort : server.port()),
                 "",
                 "[pgbouncer]",
                 "listen_addr = 127.0.0.1",

@@ -164,6 +164,16 @@ public final class PostgresServer implements AutoCloseable {
         }
 
         void stop();
+
+        /** Stops the server at once, as a crash would ({@code pg_ctl stop -m immediate}); the folder stays. */
+        default void crash() {
+            throw new InfrastructureException(description() + " cannot be crashed on purpose from here");
+        }
+
+        /** Ends recovery on a standby ({@code pg_ctl promote}). */
+        default void promote() {
+            throw new InfrastructureException(description() + " cannot be promoted from here");
+        }
     }
 
     private final Backend backend;
@@ -175,6 +185,69 @@ public final class PostgresServer implements AutoCloseable {
     private PostgresServer(Backend backend, Options options) {
         this.backend = backend;
         this.options = options;
+    }
+
+    /**
+     * Wraps a server started outside {@link #start} (a standby, {@link PostgresStandby}): stopped when the JVM exits,
+     * returned once it accepts connections.
+     */
+    static PostgresServer adopt(Backend backend, Options options) {
+        PostgresServer server = new PostgresServer(backend, options);
+        Runtime.getRuntime().addShutdownHook(new Thread(server::close, "fenceline-postgres-stop"));
+        server.awaitReady(Duration.ofSeconds(60));
+        return server;
+    }
+
+    Options options() {
+        return options;
+    }
+
+    /** The data folder (machine binaries only). */
+    Path dataDirectory() {
+        return requireLocal(backend.dataDir(), "a data folder");
+    }
+
+    /**
+     * Crashes the server: {@code pg_ctl stop -m immediate} (every process quits without a checkpoint, as on a power
+     * loss of the host, minus the lost page cache), SIGKILL if the postmaster is still there after 20 s. Clients see
+     * their connections drop. The folder stays until {@link #close()}; nothing restarts it. Machine binaries only.
+     */
+    public void crash() {
+        if (closed) {
+            throw new IllegalStateException("PostgreSQL on port " + port() + " is closed");
+        }
+        backend.crash();
+        log.info("PostgreSQL on 127.0.0.1:{} crashed on purpose (pg_ctl stop -m immediate)", port());
+    }
+
+    /**
+     * Promotes a standby ({@link PostgresStandby}) to a primary ({@code pg_ctl promote -w}) and returns once it
+     * accepts writes ({@code pg_is_in_recovery()} is false), at most 60 s.
+     */
+    public void promote() {
+        backend.promote();
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (System.nanoTime() < deadline) {
+            if (!inRecovery()) {
+                log.info("PostgreSQL on 127.0.0.1:{} promoted: it accepts writes", port());
+                return;
+            }
+            sleepQuietly(50);
+        }
+        throw new InfrastructureException("PostgreSQL on 127.0.0.1:" + port() + " was promoted but still reports "
+                + "pg_is_in_recovery() = true after 60 s; see " + backend.logFile());
+    }
+
+    /** Whether the server is a standby in recovery ({@code pg_is_in_recovery()}). */
+    public boolean inRecovery() {
+        try (Connection c = superuserConnection("postgres"); Statement s = c.createStatement();
+             java.sql.ResultSet rs = s.executeQuery("SELECT pg_is_in_recovery()")) {
+            rs.next();
+            return rs.getBoolean(1);
+        } catch (SQLException e) {
+            throw new InfrastructureException("cannot ask PostgreSQL on 127.0.0.1:" + port()
+                    + " whether it is in recovery: " + e.getMessage(), e);
+        }
     }
 
     /** One server per JVM, started on first use and stopped when the JVM exits. Not durable (fsync off). */
@@ -452,7 +525,7 @@ public final class PostgresServer implements AutoCloseable {
         private final long postmasterPid;
         private final Path nativeGuard;
 
-        private LocalBinaries(Path bin, Path root, int port, boolean asPostgresUser, long postmasterPid,
+        LocalBinaries(Path bin, Path root, int port, boolean asPostgresUser, long postmasterPid,
                               Path nativeGuard) {
             this.bin = bin;
             this.root = root;
@@ -646,7 +719,7 @@ public final class PostgresServer implements AutoCloseable {
             return copy;
         }
 
-        private static String tail(Path file) {
+        static String tail(Path file) {
             try {
                 List<String> lines = Files.readAllLines(file);
                 return String.join("\n", lines.subList(Math.max(0, lines.size() - 20), lines.size()));
@@ -655,7 +728,7 @@ public final class PostgresServer implements AutoCloseable {
             }
         }
 
-        private static List<String> asUser(boolean root, List<String> command) {
+        static List<String> asUser(boolean root, List<String> command) {
             if (!root) {
                 return command;
             }
@@ -707,6 +780,31 @@ public final class PostgresServer implements AutoCloseable {
         @Override
         public Path nativeGuardLibrary() {
             return nativeGuard;
+        }
+
+        @Override
+        public void crash() {
+            Processes.Result r = Processes.run(asUser(asPostgresUser, List.of(bin.resolve("pg_ctl").toString(), "-D",
+                    data.toString(), "-m", "immediate", "-w", "-t", "20", "stop")), Duration.ofSeconds(30), root,
+                    Map.of());
+            if (Processes.isAlive(postmasterPid)) {
+                Processes.signal(postmasterPid, "KILL");
+                long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+                while (Processes.isAlive(postmasterPid) && System.nanoTime() < deadline) {
+                    sleepQuietly(20);
+                }
+            }
+            if (Processes.isAlive(postmasterPid)) {
+                throw new InfrastructureException("PostgreSQL pid " + postmasterPid + " still runs after pg_ctl stop "
+                        + "-m immediate (" + r.stderr().strip() + ") and SIGKILL");
+            }
+            Reaper.get().forget(postmasterPid);
+        }
+
+        @Override
+        public void promote() {
+            Processes.runOrFail(asUser(asPostgresUser, List.of(bin.resolve("pg_ctl").toString(), "-D",
+                    data.toString(), "-w", "-t", "60", "promote")), Duration.ofSeconds(90), root, Map.of());
         }
 
         @Override

@@ -16,5 +16,10 @@
  * transaction pooling by default: a client's transactions may run on different server sessions and share one with
  * other clients, so only transaction-scoped state ({@code SET LOCAL}, {@code set_config(..., true)}) is reliable
  * through it. Tests using it are skipped when the binary is missing, unless {@code FENCELINE_REQUIRE_PGBOUNCER=1}.
+ *
+ * <p>{@link dev.fenceline.testkit.PostgresStandby} starts a streaming standby of a server (synchronous with
+ * {@code remote_apply}, or asynchronous); {@link dev.fenceline.testkit.PostgresServer#crash()} and
+ * {@link dev.fenceline.testkit.PostgresServer#promote()} fail the primary over to it. Invariant: a synchronous
+ * standby has every commit its primary acknowledged.
  */
 package dev.fenceline.testkit;

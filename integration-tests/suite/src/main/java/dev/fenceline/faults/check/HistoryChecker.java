@@ -10,6 +10,7 @@ import dev.fenceline.faults.history.RejectedWrite;
 import dev.fenceline.faults.history.StateChange;
 import dev.fenceline.faults.history.TermMark;
 import dev.fenceline.faults.history.ValidityWindow;
+import dev.fenceline.faults.nemesis.Faults;
 
 import java.time.Duration;
 import java.time.Instant;
@@ -46,7 +47,24 @@ public final class HistoryChecker {
         List<FaultOutcome> outcomes = checkLiveness(h, out, items);
         long[] overlap = {0, 0};
         boolean validity = checkSingleValidLeader(h, out, items, overlap);
-        return new CheckResult(h.seed, capped(out), outcomes, overlap[0], overlap[1], validity, items);
+        List<Violation> all = out;
+        AsyncLoss loss = new AsyncLoss(count(all, LOST_PAYMENTS), count(all, LOST_BATCH), count(all, LOST_AUDIT_ROW));
+        return new CheckResult(h.seed, capped(out), outcomes, overlap[0], overlap[1], validity, items, loss);
+    }
+
+    private static final String LOST_PAYMENTS = "inserted payment(s) missing";
+    private static final String LOST_BATCH = "was reported committed";
+    private static final String LOST_AUDIT_ROW = "was rejected but";
+
+    /** How many items the LOST_BY_ASYNC_FAILOVER findings of one sort stand for (a payments finding counts its ids). */
+    private static int count(List<Violation> all, String sort) {
+        int n = 0;
+        for (Violation v : all) {
+            if (v.check() == Check.LOST_BY_ASYNC_FAILOVER && v.explanation().contains(sort)) {
+                n += LOST_PAYMENTS.equals(sort) ? Integer.parseInt(v.explanation().substring(0, v.explanation().indexOf(' '))) : 1;
+            }
+        }
+        return n;
     }
 
     /** Keeps at most MAX_REPORTED_PER_CHECK violations per check, plus a line saying how many were left out. */
@@ -160,9 +178,11 @@ public final class HistoryChecker {
             }
         }
         for (BatchAttempt a : still) {
-            out.add(new Violation(Check.C_REJECTIONS_AUDITED, a.describe()
-                    + " was rejected but fencing.rejected_write has no row for offered_term " + a.term()
-                    + " and leader " + a.worker()));
+            String what = a.describe() + " was rejected but fencing.rejected_write has no row for offered_term "
+                    + a.term() + " and leader " + a.worker();
+            FaultRecord failover = asyncFailoverAfter(h, a.ended() ? a.endMonoNs() : a.startMonoNs());
+            out.add(failover == null ? new Violation(Check.C_REJECTIONS_AUDITED, what)
+                    : new Violation(Check.LOST_BY_ASYNC_FAILOVER, what + lostBy(failover)));
         }
         items.put(Check.C_REJECTIONS_AUDITED, checked);
     }
@@ -205,11 +225,25 @@ public final class HistoryChecker {
         for (CommittedBatch b : h.batchesInCommitOrder) {
             batches.put(b.id(), b);
         }
+        // Inserts carry no time: with an asynchronous failover in the run, the missing ones are put down to the
+        // failovers together, in one finding.
+        FaultRecord anyAsyncFailover = asyncFailoverAfter(h, 0);
+        List<Long> missing = new ArrayList<>();
         for (Long id : h.insertedPaymentIds) {
             if (!payments.containsKey(id)) {
-                out.add(new Violation(Check.D_EXACTLY_ONCE, "payment " + id
-                        + " was inserted but is missing from the database (lost)"));
+                if (anyAsyncFailover == null) {
+                    out.add(new Violation(Check.D_EXACTLY_ONCE, "payment " + id
+                            + " was inserted but is missing from the database (lost)"));
+                } else {
+                    missing.add(id);
+                }
             }
+        }
+        if (!missing.isEmpty()) {
+            out.add(new Violation(Check.LOST_BY_ASYNC_FAILOVER, missing.size() + " " + LOST_PAYMENTS
+                    + " from the database (ids " + ranges(missing) + "): inserts carry no time; the run failed over to "
+                    + "an asynchronous standby (first: fault #" + anyAsyncFailover.index() + " " + anyAsyncFailover.kind()
+                    + "), which lost what the old primary had acknowledged last"));
         }
         Map<Long, Integer> referencing = new HashMap<>();
         Map<Long, Long> referencingCents = new HashMap<>();
@@ -262,11 +296,53 @@ public final class HistoryChecker {
                 }
             }
             if (!found) {
-                out.add(new Violation(Check.D_EXACTLY_ONCE, a.describe()
-                        + " was reported committed but the database has no batch with that key and term (lost commit)"));
+                String what = a.describe()
+                        + " was reported committed but the database has no batch with that key and term (lost commit)";
+                FaultRecord failover = asyncFailoverAfter(h, a.endMonoNs());
+                out.add(failover == null ? new Violation(Check.D_EXACTLY_ONCE, what)
+                        : new Violation(Check.LOST_BY_ASYNC_FAILOVER, what + lostBy(failover)));
             }
         }
         items.put(Check.D_EXACTLY_ONCE, h.payments.size());
+    }
+
+    /**
+     * The first failover to an asynchronous standby injected after {@code monoNs} (when something acknowledged at
+     * {@code monoNs} may have been lost with the old primary), or null: no asynchronous standby, or none after it.
+     */
+    static FaultRecord asyncFailoverAfter(History h, long monoNs) {
+        if (!h.asynchronousStandby || monoNs < 0) {
+            return null;
+        }
+        FaultRecord first = null;
+        for (FaultRecord f : h.faults) {
+            if (FAILOVER_KIND.equals(f.kind()) && f.injectMonoNs() > monoNs
+                    && (first == null || f.injectMonoNs() < first.injectMonoNs())) {
+                first = f;
+            }
+        }
+        return first;
+    }
+
+    /** "3-5, 9" for [3, 4, 5, 9]. */
+    static String ranges(List<Long> ids) {
+        List<Long> sorted = new ArrayList<>(ids);
+        sorted.sort(null);
+        StringBuilder sb = new StringBuilder();
+        for (int i = 0; i < sorted.size(); i++) {
+            int j = i;
+            while (j + 1 < sorted.size() && sorted.get(j + 1) == sorted.get(j) + 1) {
+                j++;
+            }
+            sb.append(sb.length() == 0 ? "" : ", ").append(sorted.get(i)).append(j > i ? "-" + sorted.get(j) : "");
+            i = j;
+        }
+        return sb.toString();
+    }
+
+    private static String lostBy(FaultRecord failover) {
+        return ": acknowledged before fault #" + failover.index() + " " + failover.kind() + " (asynchronous standby) "
+                + "and lost with the old primary";
     }
 
     private static Map<String, List<CommittedBatch>> batchesByKey(History h) {
@@ -463,7 +539,9 @@ public final class HistoryChecker {
     }
 
     /** The kind name of the coordinator-rebuild fault (windows are not compared across it). */
-    public static final String REBUILD_KIND = "coordinatorRebuilt";
+    public static final String REBUILD_KIND = Faults.COORDINATOR_REBUILT;
+    /** The kind name of the PostgreSQL failover (with an asynchronous standby, acknowledged commits may be lost). */
+    static final String FAILOVER_KIND = Faults.POSTGRES_FAILOVER;
 
     private static long epochOf(List<Long> rebuilds, long t) {
         long e = 0;

@@ -22,6 +22,8 @@ public final class History {
     public final List<StateChange> stateChanges;
     public final List<ValidityWindow> validityWindows;
     public final List<FaultRecord> faults;
+    /** The run failed over to an asynchronous standby (acknowledged commits before such a failover may be lost). */
+    public final boolean asynchronousStandby;
 
     private History(Builder b) {
         this.seed = b.seed;
@@ -35,6 +37,7 @@ public final class History {
         this.stateChanges = List.copyOf(b.stateChanges);
         this.validityWindows = List.copyOf(b.validityWindows);
         this.faults = List.copyOf(b.faults);
+        this.asynchronousStandby = b.asynchronousStandby;
     }
 
     public static Builder builder(long seed) {
@@ -53,6 +56,7 @@ public final class History {
         private final List<StateChange> stateChanges = new ArrayList<>();
         private final List<ValidityWindow> validityWindows = new ArrayList<>();
         private final List<FaultRecord> faults = new ArrayList<>();
+        private boolean asynchronousStandby;
 
         private Builder(long seed) {
             this.seed = seed;
@@ -151,6 +155,12 @@ public final class History {
 
         public Builder faults(List<FaultRecord> f) {
             faults.addAll(f);
+            return this;
+        }
+
+        /** The primary's standby was asynchronous: see {@link History#asynchronousStandby}. */
+        public Builder asynchronousStandby(boolean b) {
+            asynchronousStandby = b;
             return this;
         }
 

@@ -29,6 +29,15 @@ public final class Faults {
     public static final String DB_CONNECTION_LOSS = "dbConnectionLoss";
     public static final String COORDINATOR_REBUILT = "coordinatorRebuilt";
 
+    // The way to PostgreSQL (PostgresPathFaults): need a pooler / a standby in the run's PostgresSetup, else skipped.
+    public static final String PGBOUNCER_RESTART = "pgbouncerRestart";
+    public static final String PGBOUNCER_PAUSE = "pgbouncerPause";
+    public static final String POOLER_SERVER_CONN_KILL = "poolerServerConnKill";
+    public static final String POSTGRES_FAILOVER = "postgresFailover";
+    /** The kinds that act on the way to PostgreSQL, for runs set up with a pooler and a standby. */
+    public static final List<String> POSTGRES_PATH_KINDS = List.of(PGBOUNCER_RESTART, PGBOUNCER_PAUSE,
+            POOLER_SERVER_CONN_KILL, POSTGRES_FAILOVER);
+
     private static final Map<String, Fault> ALL = new LinkedHashMap<>();
 
     static {
@@ -102,6 +111,7 @@ public final class Faults {
             return Injection.of("etcd cluster", "all members killed and wiped, new cluster on the same ports; "
                     + "database mark " + env.mark() + " kept", Duration.ZERO, () -> { });
         });
+        PostgresPathFaults.all().forEach(f -> ALL.put(f.kind(), f));
     }
 
     private Faults() {

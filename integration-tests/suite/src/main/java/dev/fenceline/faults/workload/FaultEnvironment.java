@@ -9,7 +9,6 @@ import dev.fenceline.faults.nemesis.TcpProxy;
 import dev.fenceline.testkit.EtcdCluster;
 import dev.fenceline.testkit.EtcdMember;
 import dev.fenceline.testkit.FreePorts;
-import dev.fenceline.testkit.PostgresServer;
 import dev.fenceline.testkit.Processes;
 import dev.fenceline.testkit.TestDatabase;
 import org.slf4j.Logger;
@@ -33,15 +32,20 @@ import java.util.Optional;
  * Everything a fault run needs, started for real: one PostgreSQL database (testkit), a 3-member etcd (testkit) whose
  * peer traffic runs through {@link PeerPartition} proxies, N worker processes of the sample jar — each reaching every
  * etcd member through its own {@link TcpProxy} (so one worker can be cut off from etcd) and, when libfaketime is
- * there, with a controllable wall clock — and a bounded payment inserter.
+ * there, with a controllable wall clock — and a bounded payment inserter. The way to PostgreSQL (directly, through
+ * PgBouncer, with a standby to fail over to) is the run's {@link PostgresSetup}, kept by {@link PostgresPath}.
  */
 public final class FaultEnvironment implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(FaultEnvironment.class);
 
     public final RunConfig config;
     public final Path runDir;
+    /** The run's database; with a standby its own data source reaches only the first primary: use {@link #dataSource}. */
     public final TestDatabase database;
+    /** Unpooled connections to whichever server takes writes (follows a failover). */
     public final DataSource dataSource;
+    /** How the workers reach PostgreSQL (pooler, standby, failover); {@link PostgresSetup#DIRECT} by default. */
+    public final PostgresPath postgres;
     public final EtcdCluster etcd;
     public final PeerPartition peers;
     public final Map<String, List<TcpProxy>> clientProxies = new LinkedHashMap<>();
@@ -52,12 +56,13 @@ public final class FaultEnvironment implements AutoCloseable {
     public final Map<String, Integer> injections = new java.util.concurrent.ConcurrentHashMap<>();
     private final List<AutoCloseable> closeables = new ArrayList<>();
 
-    private FaultEnvironment(RunConfig config, Path runDir, TestDatabase database, EtcdCluster etcd, PeerPartition peers,
+    private FaultEnvironment(RunConfig config, Path runDir, PostgresPath postgres, EtcdCluster etcd, PeerPartition peers,
                              ClockControl clock, PaymentInserter inserter) {
         this.config = config;
         this.runDir = runDir;
-        this.database = database;
-        this.dataSource = database.dataSource();
+        this.postgres = postgres;
+        this.database = postgres.database();
+        this.dataSource = postgres.dataSource();
         this.etcd = etcd;
         this.peers = peers;
         this.clock = clock;
@@ -85,13 +90,14 @@ public final class FaultEnvironment implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot copy " + cfg.jar(), e);
         }
-        TestDatabase db = PostgresServer.shared().createDatabase("faults");
+        PostgresPath db = PostgresPath.start(cfg.postgres());
         EtcdCluster etcd = null;
         PeerPartition peers = null;
         try {
-            String jdbcUrl = db.jdbcUrl() + "?user=" + db.user();
-            Processes.runOrFail(List.of(javaBin().toString(), "-jar", jar.toString(), "migrate", "--jdbc-url", jdbcUrl),
-                    Duration.ofMinutes(2), null, Map.of());
+            Processes.runOrFail(List.of(javaBin().toString(), "-jar", jar.toString(), "migrate", "--jdbc-url",
+                    db.directJdbcUrl()), Duration.ofMinutes(2), null, Map.of());
+            db.attach();
+            String jdbcUrl = db.workerJdbcUrl();
             etcd = EtcdCluster.start(EtcdCluster.Options.defaults().members(3).dataRoot(runDir));
             peers = PeerPartition.install(etcd);
             ClockControl clock = cfg.clockJumps() ? ClockControl.detect(runDir.resolve("clock"), true) : null;
@@ -130,6 +136,7 @@ public final class FaultEnvironment implements AutoCloseable {
             List<String> cmd = WorkerProcess.command(javaBin(), jar, id, config.ttl().toMillis(), config.batchSize(),
                     config.intervalMs(), FreePorts.next(), runDir.resolve(id + ".history.jsonl"),
                     runDir.resolve(id + ".pause"), jdbcUrl, etcdCsv);
+            cmd.addAll(postgres.workerArguments());
             WorkerProcess w = new WorkerProcess(id, cmd, env, runDir.resolve(id + ".history.jsonl"),
                     runDir.resolve(id + ".log"), portOf(cmd), runDir.resolve(id + ".pause"));
             workers.add(w);
@@ -244,6 +251,7 @@ public final class FaultEnvironment implements AutoCloseable {
         for (EtcdMember m : etcd.members()) {
             m.resume();
         }
+        postgres.heal();
     }
 
     public static void sleep(long ms) {
@@ -275,7 +283,7 @@ public final class FaultEnvironment implements AutoCloseable {
         }
         peers.close();
         etcd.close();
-        database.close();
+        postgres.close();
         try {
             Files.deleteIfExists(runDir.resolve("fenceline.jar")); // the private copy (~50 MB); logs and histories stay
         } catch (IOException e) {

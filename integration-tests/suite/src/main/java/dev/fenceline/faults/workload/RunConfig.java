@@ -13,13 +13,29 @@ import java.util.Objects;
  * @param rounds       smoke: each kind this many times, in a seeded shuffled order (0 = use {@code duration})
  * @param duration     soak: keep injecting random kinds until this much time has passed
  * @param hardCap      stop injecting when this much time has passed since the start, whatever the plan says
+ * @param postgres     how the workers reach PostgreSQL: directly, through PgBouncer, with a standby to fail over to
  */
 public record RunConfig(long seed, List<String> kinds, int rounds, Duration duration, Duration hardCap, Path jar,
                         Path outputDir, int workers, Duration ttl, int batchSize, long intervalMs, int paymentsPerTick,
-                        long paymentTickMs, long maxPayments, boolean clockJumps, String election) {
+                        long paymentTickMs, long maxPayments, boolean clockJumps, String election,
+                        PostgresSetup postgres) {
+
+    /** Workers connected to PostgreSQL directly ({@link PostgresSetup#DIRECT}). */
+    public RunConfig(long seed, List<String> kinds, int rounds, Duration duration, Duration hardCap, Path jar,
+                     Path outputDir, int workers, Duration ttl, int batchSize, long intervalMs, int paymentsPerTick,
+                     long paymentTickMs, long maxPayments, boolean clockJumps, String election) {
+        this(seed, kinds, rounds, duration, hardCap, jar, outputDir, workers, ttl, batchSize, intervalMs, paymentsPerTick,
+                paymentTickMs, maxPayments, clockJumps, election, PostgresSetup.DIRECT);
+    }
+
+    public RunConfig withPostgres(PostgresSetup setup) {
+        return new RunConfig(seed, kinds, rounds, duration, hardCap, jar, outputDir, workers, ttl, batchSize, intervalMs,
+                paymentsPerTick, paymentTickMs, maxPayments, clockJumps, election, setup);
+    }
 
     public RunConfig {
         Objects.requireNonNull(kinds);
+        Objects.requireNonNull(postgres, "postgres");
         Objects.requireNonNull(jar);
         Objects.requireNonNull(outputDir);
         if (workers < 2) {

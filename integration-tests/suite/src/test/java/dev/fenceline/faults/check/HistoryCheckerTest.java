@@ -265,4 +265,58 @@ class HistoryCheckerTest {
         assertThatThrownBy(() -> new CheckerConfig(Duration.ofSeconds(1), Duration.ofSeconds(-1), false))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("markTimeAmbiguity");
     }
+
+    /**
+     * w2's batch k12 was acknowledged at 14 s, then the primary failed over at 15 s: with an asynchronous standby the
+     * promoted server may lack it. That is a durability loss, counted apart and not failing the run; the same loss
+     * with a synchronous standby, or a commit acknowledged after the failover, stays a (d) violation.
+     */
+    private static History.Builder lostAroundAFailover(boolean asynchronous, long acknowledgedAtNs) {
+        return clean()
+                .attempt(new BatchAttempt("w2", 2, "k12", acknowledgedAtNs - S / 2, acknowledgedAtNs, Outcome.COMMITTED, 1, null))
+                .inserted(5L)
+                // the promoted primary takes a batch after the heal (liveness)
+                .attempt(new BatchAttempt("w2", 2, "k13", 18 * S, 18 * S + S / 2, Outcome.COMMITTED, 0, null))
+                .committed(new CommittedBatch(13, "k13", 2, "w2", 0, 0, T0.plusSeconds(18)))
+                .fault(new FaultRecord(2, "postgresFailover", "primary", 15 * S, 16 * S, 2, "asynchronous standby"))
+                .asynchronousStandby(asynchronous);
+    }
+
+    @Test
+    void commitsAcknowledgedBeforeAnAsynchronousFailoverAndMissingAreLossesNotViolations() {
+        CheckResult r = checker.check(lostAroundAFailover(true, 14 * S).build());
+        assertThat(r.ok()).as(r.explain()).isTrue();
+        assertThat(r.safetyViolations()).isEmpty();
+        assertThat(r.lostByAsyncFailover()).hasSize(2).allSatisfy(v -> assertThat(v.explanation())
+                .contains("fault #2 postgresFailover"));
+        assertThat(r.lostByAsyncFailover()).anySatisfy(v -> assertThat(v.explanation()).contains("batch_key=k12")
+                .contains("(asynchronous standby)"));
+        assertThat(r.lostByAsyncFailover()).anySatisfy(v -> assertThat(v.explanation())
+                .startsWith("1 inserted payment(s) missing").contains("ids 5)"));
+        assertThat(r.asyncLoss()).isEqualTo(new AsyncLoss(1, 1, 0));
+        assertThat(r.explain()).contains("lost by a failover to an asynchronous standby")
+                .contains("1 inserted payment(s), 1 batch(es) reported committed, 0 audit row(s)");
+    }
+
+    @Test
+    void theSameLossWithASynchronousStandbyIsAViolation() {
+        CheckResult r = checker.check(lostAroundAFailover(false, 14 * S).build());
+        assertThat(r.ok()).isFalse();
+        assertThat(r.lostByAsyncFailover()).isEmpty();
+        assertThat(r.violations(Check.D_EXACTLY_ONCE)).hasSize(2);
+        assertThat(r.asyncLoss()).isEqualTo(AsyncLoss.NONE);
+    }
+
+    @Test
+    void idRangesAreCompact() {
+        assertThat(HistoryChecker.ranges(java.util.List.of(9L, 3L, 4L, 5L, 11L, 12L))).isEqualTo("3-5, 9, 11-12");
+    }
+
+    @Test
+    void aCommitAcknowledgedAfterTheAsynchronousFailoverAndMissingIsAViolation() {
+        CheckResult r = checker.check(lostAroundAFailover(true, 17 * S).build());
+        assertThat(r.ok()).isFalse();
+        assertThat(r.violations(Check.D_EXACTLY_ONCE)).singleElement().asString().contains("batch_key=k12")
+                .contains("lost commit");
+    }
 }
