@@ -16,7 +16,7 @@
  *       leader's validity ends at least {@code safetyMargin} before a successor can exist, provided clock rates
  *       differ by less than the margin. <b>Not on every etcd:</b> an etcd leader stalled by a slow disk or CPU
  *       starvation can, on recovering, revoke leases that were renewed through its successor (etcd issue
- *       15247, fixed in 3.4.30 and 3.5.13; Debian's 3.4.23 has it). Then a successor can win before the old
+ *       15247, fixed in 3.4.31 and 3.5.13; Debian's 3.4.23 has it). Then a successor can win before the old
  *       leader's local deadline, and only the fenced write at the resource decides. The session reads every
  *       member's version at open and warns (log + gauge {@code fenceline.election.etcd.lease.revocation.bug}).</li>
  *   <li><b>Unknown outcomes are resolved by reading.</b> A campaign whose transaction timed out is decided by

@@ -484,7 +484,7 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
     metrics.leaseRevocationBugMembers(affected.size());
     if (!affected.isEmpty()) {
       log.warn("etcd members {} run a version whose leader can revoke live leases after a stall (slow disk, CPU "
-          + "starvation; fixed in etcd 3.4.30 / 3.5.13): a successor may then win before this leader's local "
+          + "starvation; fixed in etcd 3.4.31 / 3.5.13): a successor may then win before this leader's local "
           + "deadline. Leadership.isValidNow() cannot protect against that; the resource fence must. Upgrade etcd.",
           affected);
     } else {
