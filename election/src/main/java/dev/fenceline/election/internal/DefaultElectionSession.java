@@ -590,8 +590,12 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
 
   private void closeElectionsAndLease() {
     List<CompletableFuture<Void>> closing = new ArrayList<>();
+    // Every term stops being valid first; the revoke below removes the records. With leaseLossHoldOff on, each
+    // record is deleted with its resign marker first, else followers would take the revoke for a lost lease
+    // and wait out the hold-off.
+    boolean markResigns = !config.leaseLossHoldOff().isZero();
     for (DefaultLeaderElection e : List.copyOf(elections.values())) {
-      closing.add(e.closeAsync(false)); // every term stops being valid first; the revoke below removes the records
+      closing.add(e.closeAsync(markResigns));
     }
     try {
       CompletableFuture.allOf(closing.toArray(CompletableFuture[]::new))

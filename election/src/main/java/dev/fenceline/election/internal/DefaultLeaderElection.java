@@ -90,6 +90,9 @@ final class DefaultLeaderElection implements LeaderElection {
   private long holdOffUntilNanos;
   private boolean holdingOff;
   private long leaderAbsentSinceNanos = -1;
+  /** Term whose record this candidate saw absent, and when it first did (deadline clock); -1 = present. */
+  private long absentTerm = -1;
+  private long absentSinceNanos = -1;
   private final Backoff backoff;
   private ScheduledFuture<?> retryTask;
   /** The last successful read (null before the first); lets a delete event go straight to the CAS. */
@@ -495,12 +498,20 @@ final class DefaultLeaderElection implements LeaderElection {
 
   private void decideOn(KeysSnapshot s) {
     lastTermSeen = Math.max(lastTermSeen, s.term);
+    long now = now(); // read after the response or event arrived: not before the record was gone
+    if (s.leader != null) {
+      absentTerm = -1;
+      absentSinceNanos = -1;
+    } else if (absentTerm != s.term || absentSinceNanos < 0) {
+      absentTerm = s.term;
+      absentSinceNanos = now;
+    }
     LeaseKeeper.View lease = keeper.view();
     LeadershipImpl l = leadership;
     ElectionDecision.Decision d = ElectionDecision.decide(new ElectionDecision.Facts(s,
         l == null ? null : new ElectionDecision.Held(l.leaseId(), l.nonce(), l.term(), state == SUSPECT),
         new ElectionDecision.LeaseFacts(lease.leaseId(), lease.health(), lease.validUntilNanos()),
-        unresolved, holdingOff, holdOffUntilNanos, now()));
+        unresolved, holdingOff, holdOffUntilNanos, config.leaseLossHoldOff().toNanos(), absentSinceNanos, now));
     apply(d, s, l, lease.leaseId());
   }
 
@@ -545,6 +556,14 @@ final class DefaultLeaderElection implements LeaderElection {
       deleteRecord();
     } else if (action instanceof ElectionDecision.Follow f) {
       transition(FOLLOWER, f.why(), null);
+    } else if (action instanceof ElectionDecision.WaitOutOldLeader w) {
+      if (state != FOLLOWER) {
+        log.info("leader record of term {} vanished without a resign marker (lease expired or revoked): not "
+            + "campaigning for {} ms so the old leader's local deadline passes first: election={} candidate={}",
+            s.term, TimeUnit.NANOSECONDS.toMillis(w.remainingNanos()), keys.election(), candidateId);
+      }
+      transition(FOLLOWER, "waiting out the old leader's deadline (leaseLossHoldOff)", null);
+      scheduleRetry(Duration.ofNanos(w.remainingNanos()));
     } else if (action instanceof ElectionDecision.HoldOff h) {
       transition(FOLLOWER, "holding off after resigning", null);
       scheduleRetry(Duration.ofNanos(h.remainingNanos()));
