@@ -66,6 +66,19 @@ class TlsAuthIT {
   }
 
   @Test
+  void expiredClientCertificateFailsOpenNamingTheCertificateAndItsEnd() {
+    String cert = etcd.expiredClientCertFile().toString();
+    assertThatThrownBy(() -> ElectionSession.open(config()
+        .tlsClientCert(etcd.expiredClientCertFile(), etcd.clientKeyFile()).build()))
+        .isInstanceOf(ElectionException.class)
+        .hasMessageContaining("tlsClientCert certificate '" + cert + "' expired at 2020-01-02T00:00:00Z");
+    assertThatThrownBy(() -> ElectionAdmin.connect(config()
+        .tlsClientCert(etcd.expiredClientCertFile(), etcd.clientKeyFile()).build()))
+        .isInstanceOf(ElectionException.class)
+        .hasMessageContaining("expired at 2020-01-02T00:00:00Z");
+  }
+
+  @Test
   void badPasswordFailsOpenAtOnce() {
     assertThatThrownBy(() -> ElectionSession.open(config().credentials(USER, "wrong").build()))
         .isInstanceOf(ElectionException.class)
