@@ -1,6 +1,5 @@
 package dev.fenceline.fencing;
 
-import dev.fenceline.fencing.internal.WriterEngine;
 import javax.sql.DataSource;
 
 /**

@@ -1,4 +1,4 @@
-package dev.fenceline.fencing.internal;
+package dev.fenceline.fencing;
 
 import java.sql.Connection;
 import org.jooq.ConnectionProvider;

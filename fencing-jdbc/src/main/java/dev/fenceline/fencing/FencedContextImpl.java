@@ -1,7 +1,5 @@
-package dev.fenceline.fencing.internal;
+package dev.fenceline.fencing;
 
-import dev.fenceline.fencing.FencedContext;
-import dev.fenceline.fencing.FencingToken;
 import org.jooq.DSLContext;
 import org.jooq.DeleteUsingStep;
 import org.jooq.Field;
