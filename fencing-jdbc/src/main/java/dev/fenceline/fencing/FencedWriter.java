@@ -53,6 +53,29 @@ public final class FencedWriter {
     }
 
     /**
+     * As {@link #transaction(FencingToken, FencedWork)}, for work that returns nothing: returns once committed, with
+     * the same outcomes (a rejected or failed transaction throws and persists nothing).
+     */
+    public void run(FencingToken token, FencedAction action) {
+        engine.transaction(token, null, FencedWriter.asWork(action));
+    }
+
+    /** As {@link #transaction(FencingToken, WriteDescription, FencedWork)}, for work that returns nothing. */
+    public void run(FencingToken token, WriteDescription description, FencedAction action) {
+        transaction(token, description, FencedWriter.asWork(action));
+    }
+
+    private static FencedWork<Void> asWork(FencedAction action) {
+        if (action == null) {
+            throw new NullPointerException("action");
+        }
+        return ctx -> {
+            action.run(ctx);
+            return null;
+        };
+    }
+
+    /**
      * Enters a pooled session at the token's term without writing anything: advances the mark when the term is newer
      * (terminating the sessions of older terms, so a deposed leader is fenced at once rather than at its next write),
      * or throws {@link StaleTermException} (audited) when a higher term was already accepted.

@@ -214,7 +214,13 @@ final class WriterEngine {
                         ps.execute();
                     }
                 }
-                T result = work.run(new FencedContextImpl(workDsl, token));
+                FencedContextImpl ctx = new FencedContextImpl(workDsl, token, c);
+                T result;
+                try {
+                    result = work.run(ctx);
+                } finally {
+                    ctx.end();
+                }
                 committing = true;
                 c.commit();
                 return result;
