@@ -29,7 +29,8 @@ final class FencedContextImpl implements FencedContext {
     private final FencingToken token;
     private final Connection fenced;
     private final Thread owner = Thread.currentThread();
-    private volatile boolean ended;
+    /** Written and read by the owner thread only (other threads are refused before they read it). */
+    private boolean ended;
     private Connection view;
 
     FencedContextImpl(DSLContext dsl, FencingToken token, Connection fenced) {
@@ -94,7 +95,7 @@ final class FencedContextImpl implements FencedContext {
                     default -> "FencedContext.connection() of " + token;
                 };
             }
-            if (ended || Thread.currentThread() != owner) {
+            if (Thread.currentThread() != owner || ended) {
                 throw new SQLException("FencedContext.connection() used outside its fenced transaction or on another"
                         + " thread: it is bound to the thread running the work of FencedWriter.transaction/run");
             }
