@@ -1,20 +1,7 @@
-package dev.fenceline.fencing.internal;
+package dev.fenceline.fencing;
 
 import dev.fenceline.db.Databases;
 import dev.fenceline.db.generated.Routines;
-import dev.fenceline.fencing.CommitOutcomeUnknownException;
-import dev.fenceline.fencing.EnterScope;
-import dev.fenceline.fencing.FenceUnavailableException;
-import dev.fenceline.fencing.FencedWork;
-import dev.fenceline.fencing.FencedWorkException;
-import dev.fenceline.fencing.FencedWriterConfig;
-import dev.fenceline.fencing.FencingToken;
-import dev.fenceline.fencing.NotFencedException;
-import dev.fenceline.fencing.StaleTermException;
-import dev.fenceline.fencing.TableNotProtectedException;
-import dev.fenceline.fencing.TermJumpException;
-import dev.fenceline.fencing.UnknownResourceException;
-import dev.fenceline.fencing.WriteDescription;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -38,7 +25,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The fenced writer's machinery. See the package documentation of {@code dev.fenceline.fencing} for the invariants.
+ * The fenced writer's machinery; package-private, not API ({@link FencedWriter} is). See the package documentation of
+ * {@code dev.fenceline.fencing} for the invariants: the per-physical-connection cache only ever remembers what
+ * {@code fencing.enter()} answered on that very session, and a session that dies is a new physical connection next
+ * time, so the cache can never claim a fence the database does not hold.
  *
  * <p>Hot path (connection already entered at the token's term): borrow a connection, one map lookup, run the work in
  * a transaction, commit. No extra statement: PostgreSQL's statement trigger checks the session fence by reading two
@@ -51,7 +41,7 @@ import org.slf4j.LoggerFactory;
  * transaction starts with one statement, {@code fencing.enter_transaction()} plus the writer's timeouts, all local to
  * that transaction.
  */
-public final class WriterEngine {
+final class WriterEngine {
     private static final Logger log = LoggerFactory.getLogger(WriterEngine.class);
     private static final Settings SETTINGS = Databases.settings();
     private static final Pattern DETAIL = Pattern.compile(
@@ -69,16 +59,16 @@ public final class WriterEngine {
     private final CurrentConnectionProvider current = new CurrentConnectionProvider();
     private final DSLContext workDsl = DSL.using(current, SQLDialect.POSTGRES, SETTINGS);
 
-    public WriterEngine(DataSource dataSource, FencedWriterConfig config) {
+    WriterEngine(DataSource dataSource, FencedWriterConfig config) {
         this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
         this.config = Objects.requireNonNull(config, "config");
     }
 
-    public FencedWriterConfig config() {
+    FencedWriterConfig config() {
         return config;
     }
 
-    public <T> T transaction(FencingToken token, WriteDescription description, FencedWork<T> work) {
+    <T> T transaction(FencingToken token, WriteDescription description, FencedWork<T> work) {
         Objects.requireNonNull(token, "token");
         Objects.requireNonNull(work, "work");
         if (description != null && description.payloadBytes() > config.maxPayloadBytes()) {
@@ -119,12 +109,12 @@ public final class WriterEngine {
     }
 
     /** Enters a pooled connection at the token's term (advancing the mark if newer); throws if stale. */
-    public void enter(FencingToken token) {
+    void enter(FencingToken token) {
         Objects.requireNonNull(token, "token");
         transaction(token, null, ctx -> null);
     }
 
-    public long registerResource(String resource) {
+    long registerResource(String resource) {
         FencingToken token = FencingToken.of(resource, 1);   // validates the name
         try {
             return withFreshConnection("register resource " + resource,
@@ -134,7 +124,7 @@ public final class WriterEngine {
         }
     }
 
-    public long highestAccepted(String resource) {
+    long highestAccepted(String resource) {
         FencingToken.of(resource, 1);
         Long mark;
         try {
@@ -224,7 +214,13 @@ public final class WriterEngine {
                         ps.execute();
                     }
                 }
-                T result = work.run(new FencedContextImpl(workDsl, token));
+                FencedContextImpl ctx = new FencedContextImpl(workDsl, token, c);
+                T result;
+                try {
+                    result = work.run(ctx);
+                } finally {
+                    ctx.end();
+                }
                 committing = true;
                 c.commit();
                 return result;

@@ -1,4 +1,4 @@
-package dev.fenceline.fencing.internal;
+package dev.fenceline.fencing;
 
 import java.sql.Connection;
 import org.jooq.ConnectionProvider;
@@ -32,7 +32,7 @@ final class CurrentConnectionProvider implements ConnectionProvider {
         Connection c = current.get();
         if (c == null) {
             throw new DataAccessException("FencedContext.dsl() used outside its fenced transaction or on another"
-                    + " thread: it is bound to the thread running FencedWriter.transaction(...)");
+                    + " thread: it is bound to the thread running the work of FencedWriter.transaction/run");
         }
         return c;
     }
