@@ -1,0 +1,47 @@
+package dev.fenceline.spring;
+
+import java.util.Comparator;
+import java.util.Map;
+import java.util.function.Supplier;
+
+/**
+ * Turns an error of a library builder ({@code "ttl must be between 2000ms and 3600000ms but was 1500ms"}) into one
+ * about the {@code fenceline.} property that fed it ({@code "fenceline.election.ttl must be between ..."}). The
+ * library's messages start with the builder's name for the value; {@code builderNames} maps those names to the
+ * property names below {@code prefix}.
+ */
+final class PropertyNames {
+    private final String prefix;
+    private final Map<String, String> builderNames;
+
+    PropertyNames(String prefix, Map<String, String> builderNames) {
+        this.prefix = prefix;
+        this.builderNames = builderNames;
+    }
+
+    <T> T rethrow(Supplier<T> builder) {
+        try {
+            return builder.get();
+        } catch (InvalidFencelinePropertyException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            throw translate(e);
+        }
+    }
+
+    InvalidFencelinePropertyException translate(RuntimeException e) {
+        String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+        // Longest first: "tlsClientCert key" before "tlsClientCert".
+        return builderNames.keySet().stream()
+                .sorted(Comparator.comparingInt(String::length).reversed())
+                .filter(name -> message.equals(name) || message.startsWith(name + " "))
+                .findFirst()
+                .map(name -> {
+                    String property = prefix + "." + builderNames.get(name);
+                    String rest = message.substring(name.length());
+                    return new InvalidFencelinePropertyException(property,
+                            property + (rest.isEmpty() ? " must be set" : rest), e);
+                })
+                .orElseGet(() -> new InvalidFencelinePropertyException(prefix, prefix + ": " + message, e));
+    }
+}
