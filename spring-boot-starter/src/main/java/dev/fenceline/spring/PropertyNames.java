@@ -39,9 +39,28 @@ final class PropertyNames {
                 .map(name -> {
                     String property = prefix + "." + builderNames.get(name);
                     String rest = message.substring(name.length());
+                    if (rest.isEmpty()) {
+                        return new InvalidFencelinePropertyException(property, property + " must be set", e);
+                    }
+                    // "ttl must be ..." reads as "fenceline.election.ttl must be ..."; a message about something
+                    // else ("credentials need ...") keeps its words after the property name.
+                    boolean sameThing = builderNames.get(name).equals(dashed(name));
                     return new InvalidFencelinePropertyException(property,
-                            property + (rest.isEmpty() ? " must be set" : rest), e);
+                            sameThing ? property + rest : property + ": " + message, e);
                 })
                 .orElseGet(() -> new InvalidFencelinePropertyException(prefix, prefix + ": " + message, e));
+    }
+
+    /** {@code retryBackoffMin} -> {@code retry-backoff-min}. */
+    static String dashed(String camel) {
+        StringBuilder b = new StringBuilder(camel.length() + 4);
+        for (char c : camel.toCharArray()) {
+            if (Character.isUpperCase(c)) {
+                b.append('-').append(Character.toLowerCase(c));
+            } else {
+                b.append(c);
+            }
+        }
+        return b.toString();
     }
 }
