@@ -124,6 +124,29 @@ public final class WriterEngine {
         transaction(token, null, ctx -> null);
     }
 
+    /** See {@code FencedWriter.warmUp}: everything on the first commit's path, rolled back. */
+    public java.time.Duration warmUp(String resource) {
+        FencingToken token = FencingToken.of(resource, 1);   // validates the name
+        long t0 = System.nanoTime();
+        try {
+            withFreshConnection("warm up " + resource, c -> {
+                stateOf(c);
+                c.setAutoCommit(false);
+                try {
+                    WarmUp.run(c, workDsl, current, token, config);
+                } finally {
+                    rollbackQuietly(c);
+                    c.setAutoCommit(true);
+                }
+                return null;
+            });
+        } catch (SQLException e) {
+            throw new FenceUnavailableException("could not warm up the writer for " + resource + ": "
+                    + e.getMessage(), e);
+        }
+        return java.time.Duration.ofNanos(System.nanoTime() - t0);
+    }
+
     public long registerResource(String resource) {
         FencingToken token = FencingToken.of(resource, 1);   // validates the name
         try {
