@@ -6,7 +6,6 @@ import dev.fenceline.election.ElectionSession;
 import dev.fenceline.election.LeaderElection;
 import dev.fenceline.fencing.FencedWriter;
 import io.micrometer.core.instrument.MeterRegistry;
-import java.util.List;
 import java.util.Map;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.ObjectProvider;
@@ -22,6 +21,7 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.boot.sql.init.dependency.DatabaseInitializationDependencyConfigurer;
 import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitialization;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 
@@ -33,7 +33,11 @@ import org.springframework.context.annotation.Import;
  *       election registers its own meters ({@code fenceline.election.*}); this configuration adds none.</li>
  *   <li>{@link ElectionSession}: one etcd client and lease, closed with the context.</li>
  *   <li>{@link LeaderElection} for {@code fenceline.election.name}, started with the context by
- *       {@link LeaderElectionLifecycle}, closed (resigned) when it stops.</li>
+ *       {@link LeaderElectionLifecycle}, closed (resigned) when it stops; not when the application declares fenced
+ *       tasks, which hold their own elections.</li>
+ *   <li>{@link FencedLeaderTasks}: every {@code TaskWork} bean and {@link FencedLeaderTask} method as a
+ *       {@code LeaderTask}, started with the context, handed over when it closes; its meters
+ *       ({@code fenceline.task.*}) in the application's registry.</li>
  *   <li>{@link FencingDataSource} and {@link FencedWriter} on it; {@link FencingMigrationsInitializer}, which the
  *       application's Flyway waits for.</li>
  *   <li>{@code fencelineHealthIndicator}: the {@code fenceline} health component.</li>
@@ -65,6 +69,7 @@ public class FencelineAutoConfiguration {
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
     @ConditionalOnProperty(prefix = "fenceline.election", name = "name")
+    @Conditional(NoFencedLeaderTaskCondition.class)
     public LeaderElection fencelineLeaderElection(ElectionSession session, FencelineProperties properties) {
         String host = properties.getElection().candidateId();
         return session.election(properties.getElection().getName(), host,
@@ -101,6 +106,13 @@ public class FencelineAutoConfiguration {
         return new FencingMigrationsInitializer(dataSource);
     }
 
+    /** Static: a bean post-processor, created before (and without) the other beans of this configuration. */
+    @Bean
+    @ConditionalOnMissingBean
+    public static FencedLeaderTasks fencedLeaderTasks() {
+        return new FencedLeaderTasks();
+    }
+
     @Bean
     @ConditionalOnMissingBean
     @DependsOnDatabaseInitialization
@@ -114,9 +126,9 @@ public class FencelineAutoConfiguration {
     static class FencelineHealthConfiguration {
         @Bean
         @ConditionalOnMissingBean(name = "fencelineHealthIndicator")
-        @ConditionalOnBean(LeaderElection.class)
-        FencelineHealthIndicator fencelineHealthIndicator(List<LeaderElection> elections) {
-            return new FencelineHealthIndicator(elections);
+        FencelineHealthIndicator fencelineHealthIndicator(ObjectProvider<LeaderElection> elections,
+                FencedLeaderTasks tasks) {
+            return new FencelineHealthIndicator(elections.orderedStream().toList(), tasks);
         }
     }
 }

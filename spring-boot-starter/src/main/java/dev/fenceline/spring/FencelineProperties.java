@@ -6,6 +6,7 @@ import dev.fenceline.election.ElectionKeys;
 import dev.fenceline.fencing.EnterScope;
 import dev.fenceline.fencing.FencedWriterConfig;
 import dev.fenceline.fencing.FencingToken;
+import dev.fenceline.task.LeaderTaskConfig;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
@@ -45,6 +46,8 @@ public class FencelineProperties implements Validator {
 
     private final Migrations migrations = new Migrations();
 
+    private final Task task = new Task();
+
     public boolean isEnabled() {
         return enabled;
     }
@@ -75,6 +78,10 @@ public class FencelineProperties implements Validator {
 
     public Migrations getMigrations() {
         return migrations;
+    }
+
+    public Task getTask() {
+        return task;
     }
 
     /** The resource the fencing token names: {@code fenceline.resource}, else the election name. */
@@ -143,6 +150,30 @@ public class FencelineProperties implements Validator {
         });
     }
 
+    /**
+     * A fenced task's configuration, built and checked by {@link LeaderTaskConfig.Builder}.
+     *
+     * @param electionName the task's election, or null for its resource's name
+     */
+    public LeaderTaskConfig leaderTaskConfig(String electionName, MeterRegistry meterRegistry) {
+        return Task.PROPERTIES.rethrow(() -> {
+            LeaderTaskConfig.Builder b = LeaderTaskConfig.builder()
+                    .electionName(electionName)
+                    .candidateId(election.candidateId())
+                    .metadata(Map.of("pid", Long.toString(ProcessHandle.current().pid())))
+                    .interval(task.interval)
+                    .idleInterval(task.idleInterval)
+                    .failureBackoff(task.failureBackoff)
+                    .handoverTimeout(task.handoverTimeout)
+                    .startRetryInterval(task.startRetryInterval)
+                    .warmUp(task.warmUp);
+            if (meterRegistry != null) {
+                b.meterRegistry(meterRegistry);
+            }
+            return b.build();
+        });
+    }
+
     /** Checks the election name, candidate id and resource the way the election and the fencing token will. */
     void checkNames() {
         if (election.name != null) {
@@ -178,6 +209,7 @@ public class FencelineProperties implements Validator {
             p.electionConfig(null);
             p.checkNames();
             p.fencedWriterConfig();
+            p.leaderTaskConfig(null, null);
             if (p.datasource.url != null) {
                 p.databaseConfig();
             }
@@ -641,6 +673,82 @@ public class FencelineProperties implements Validator {
 
         public void setPoolName(String poolName) {
             this.poolName = poolName;
+        }
+    }
+
+    /** {@code fenceline.task.*}: settings of every fenced task ({@link FencedLeaderTask}, TaskWork beans). */
+    public static class Task {
+        static final PropertyNames PROPERTIES = new PropertyNames("fenceline.task", Map.of(
+                "interval", "interval",
+                "idleInterval", "idle-interval",
+                "failureBackoff", "failure-backoff",
+                "handoverTimeout", "handover-timeout",
+                "startRetryInterval", "start-retry-interval"));
+
+        /** Pause after a run that did work, 0 to 1h (0: drain a backlog at once). */
+        private Duration interval = Duration.ZERO;
+
+        /** Pause after a run that found nothing to do, 0 to 1h. */
+        private Duration idleInterval = Duration.ofSeconds(1);
+
+        /** Pause after a failed run or one whose commit outcome is unknown, 0 to 1h. */
+        private Duration failureBackoff = Duration.ofSeconds(5);
+
+        /** How long closing the context lets the current run finish before interrupting it, 0 to 1h. */
+        private Duration handoverTimeout = Duration.ofSeconds(30);
+
+        /** Pause between attempts to reach etcd or PostgreSQL while a task starts, 10ms to 1h. */
+        private Duration startRetryInterval = Duration.ofSeconds(1);
+
+        /** Warm the writer up (connections, statements) before campaigning, so the first run after winning is not cold. */
+        private boolean warmUp = true;
+
+        public Duration getInterval() {
+            return interval;
+        }
+
+        public void setInterval(Duration interval) {
+            this.interval = interval;
+        }
+
+        public Duration getIdleInterval() {
+            return idleInterval;
+        }
+
+        public void setIdleInterval(Duration idleInterval) {
+            this.idleInterval = idleInterval;
+        }
+
+        public Duration getFailureBackoff() {
+            return failureBackoff;
+        }
+
+        public void setFailureBackoff(Duration failureBackoff) {
+            this.failureBackoff = failureBackoff;
+        }
+
+        public Duration getHandoverTimeout() {
+            return handoverTimeout;
+        }
+
+        public void setHandoverTimeout(Duration handoverTimeout) {
+            this.handoverTimeout = handoverTimeout;
+        }
+
+        public Duration getStartRetryInterval() {
+            return startRetryInterval;
+        }
+
+        public void setStartRetryInterval(Duration startRetryInterval) {
+            this.startRetryInterval = startRetryInterval;
+        }
+
+        public boolean isWarmUp() {
+            return warmUp;
+        }
+
+        public void setWarmUp(boolean warmUp) {
+            this.warmUp = warmUp;
         }
     }
 
