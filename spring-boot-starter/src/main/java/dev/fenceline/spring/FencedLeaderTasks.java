@@ -8,6 +8,7 @@ import dev.fenceline.task.LeaderTask;
 import dev.fenceline.task.TaskListener;
 import dev.fenceline.task.TaskWork;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
@@ -111,7 +112,9 @@ public class FencedLeaderTasks implements BeanPostProcessor, SmartLifecycle, App
         FencedWriter writer = context.getBean(FencedWriter.class);
         MeterRegistry meters = context.getBeanProvider(MeterRegistry.class).getIfUnique();
         ObjectProvider<TaskListener> listeners = context.getBeanProvider(TaskListener.class);
-        admin = ElectionAdmin.connect(session.config());
+        // The tasks' shared admin (term floors) gets a registry of its own: its client's session-level meters would
+        // repeat the session's (same names, no tags) in the application's registry.
+        admin = ElectionAdmin.connect(session.config().toBuilder().meterRegistry(new SimpleMeterRegistry()).build());
         List<LeaderTask> built = new ArrayList<>();
         try {
             for (Found f : found) {
