@@ -6,25 +6,27 @@ import static org.awaitility.Awaitility.await;
 import dev.fenceline.election.ElectionAdmin;
 import dev.fenceline.election.ElectionConfig;
 import dev.fenceline.election.LeaderElection;
+import dev.fenceline.election.LeaderRecord;
 import dev.fenceline.election.Leadership;
-import dev.fenceline.fencing.FencedWriter;
-import dev.fenceline.fencing.FencingToken;
 import dev.fenceline.migrations.FencingMigrations;
+import dev.fenceline.spring.plain.LedgerService;
 import dev.fenceline.spring.plain.PlainApplication;
 import dev.fenceline.spring.sample.FreezePoint;
 import dev.fenceline.spring.sample.SampleApplication;
 import dev.fenceline.task.LeaderTask;
 import dev.fenceline.task.RunOutcome;
+import dev.fenceline.task.TaskPhase;
 import dev.fenceline.testkit.EtcdCluster;
 import dev.fenceline.testkit.TestDatabase;
 import dev.fenceline.testkit.junit.EtcdClusterExtension;
 import dev.fenceline.testkit.junit.PostgresExtension;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
-import org.jooq.impl.DSL;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
@@ -120,7 +122,7 @@ class SampleApplicationIT {
 
             try (ConfigurableApplicationContext b = startSample("app-b");
                  ElectionAdmin admin = ElectionAdmin.connect(ElectionConfig.builder()
-                         .endpointsCsv(etcd.endpointsCsv()).build())) {
+                         .endpointsCsv(etcd.endpointsCsv()).meterRegistry(new SimpleMeterRegistry()).build())) {
                 await().atMost(WAIT).until(() -> "CAMPAIGNING".equals(fencelineHealth(b).getDetails().get("phase")));
                 assertThat(fencelineHealth(b).getStatus()).isEqualTo(Status.UP);
                 assertThat(fencelineHealth(b).getDetails()).containsEntry("leader", false)
@@ -170,6 +172,15 @@ class SampleApplicationIT {
                         .isZero();
                 assertThat(b.getBean(MeterRegistry.class).get("fenceline.election.leader").tag("election", "sample")
                         .gauge().value()).isEqualTo(1.0);
+
+                // Closing B's context hands over: its task stops, its term is resigned (the record deleted, not left
+                // to expire with the lease), and A, still running, takes over at a newer term.
+                LeaderTask taskB = task(b);
+                b.close();
+                assertThat(taskB.health().phase()).isEqualTo(TaskPhase.STOPPED);
+                assertThat(admin.leader("sample")).map(LeaderRecord::leaderId).isNotEqualTo(Optional.of("app-b"));
+                await().atMost(WAIT).until(() -> Boolean.TRUE.equals(fencelineHealth(a).getDetails().get("leader")));
+                assertThat(((Number) fencelineHealth(a).getDetails().get("term")).longValue()).isGreaterThan(termB);
             }
         }
     }
@@ -183,11 +194,7 @@ class SampleApplicationIT {
             assertThat(app.getBeansOfType(LeaderTask.class)).isEmpty();
             LeaderElection election = app.getBean(LeaderElection.class);
             Leadership leadership = election.awaitLeadership(WAIT);
-            FencedWriter writer = app.getBean(FencedWriter.class);
-            int written = writer.transaction(FencingToken.of("ledger", leadership.term(), election.candidateId()),
-                    ctx -> ctx.insertInto(DSL.table(DSL.name("ledger_entry")))
-                            .set(DSL.field(DSL.name("id"), Long.class), 1L).execute());
-            assertThat(written).isEqualTo(1);
+            assertThat(app.getBean(LedgerService.class).record(1)).isTrue();
             assertThat(new JdbcTemplate(plainDb.dataSource()).queryForObject(
                     "SELECT fencing_term FROM ledger_entry WHERE id = 1", Long.class)).isEqualTo(leadership.term());
 

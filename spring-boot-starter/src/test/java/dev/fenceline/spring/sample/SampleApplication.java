@@ -1,5 +1,6 @@
 package dev.fenceline.spring.sample;
 
+import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 
 /**
@@ -7,6 +8,11 @@ import org.springframework.boot.autoconfigure.SpringBootApplication;
  * {@link SettlementTask} settles requests only while leader, {@link FreezePoint} lets a test freeze the leader right
  * before a fenced transaction begins (as a GC pause or a stopped VM would).
  */
+// tag::minimal-app[]
 @SpringBootApplication
 public class SampleApplication {
+    public static void main(String[] args) {
+        SpringApplication.run(SampleApplication.class, args);
+    }
 }
+// end::minimal-app[]

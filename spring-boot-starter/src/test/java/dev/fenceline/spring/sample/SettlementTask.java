@@ -27,8 +27,9 @@ public class SettlementTask {
         this.candidateId = properties.getElection().candidateId();
     }
 
-    @FencedLeaderTask
-    long settle(FencedContext ctx) {
+    // tag::minimal-task[]
+    @FencedLeaderTask                       // resource and election: fenceline.election.name
+    long settle(FencedContext ctx) {        // one fenced transaction per run, only while leader
         Long next = ctx.dsl().select(ID).from(REQUEST)
                 .whereNotExists(ctx.dsl().selectOne().from(SETTLEMENT).where(REQUEST_ID.eq(ID)))
                 .orderBy(ID).limit(1).fetchOne(ID);
@@ -37,4 +38,5 @@ public class SettlementTask {
         }
         return ctx.insertInto(SETTLEMENT).set(REQUEST_ID, next).set(SETTLED_BY, candidateId).execute();
     }
+    // end::minimal-task[]
 }
