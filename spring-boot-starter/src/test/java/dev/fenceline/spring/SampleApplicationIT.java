@@ -120,9 +120,9 @@ class SampleApplicationIT {
             assertThat(leaderHealth.getDetails()).containsEntry("leader", true).containsEntry("term", termA)
                     .containsEntry("valid", true).containsEntry("candidate", "app-a");
 
-            try (ConfigurableApplicationContext b = startSample("app-b");
-                 ElectionAdmin admin = ElectionAdmin.connect(ElectionConfig.builder()
-                         .endpointsCsv(etcd.endpointsCsv()).meterRegistry(new SimpleMeterRegistry()).build())) {
+            ConfigurableApplicationContext b = startSample("app-b");
+            try (ElectionAdmin admin = ElectionAdmin.connect(ElectionConfig.builder()
+                    .endpointsCsv(etcd.endpointsCsv()).meterRegistry(new SimpleMeterRegistry()).build())) {
                 await().atMost(WAIT).until(() -> "CAMPAIGNING".equals(fencelineHealth(b).getDetails().get("phase")));
                 assertThat(fencelineHealth(b).getStatus()).isEqualTo(Status.UP);
                 assertThat(fencelineHealth(b).getDetails()).containsEntry("leader", false)
@@ -181,6 +181,8 @@ class SampleApplicationIT {
                 assertThat(admin.leader("sample")).map(LeaderRecord::leaderId).isNotEqualTo(Optional.of("app-b"));
                 await().atMost(WAIT).until(() -> Boolean.TRUE.equals(fencelineHealth(a).getDetails().get("leader")));
                 assertThat(((Number) fencelineHealth(a).getDetails().get("term")).longValue()).isGreaterThan(termB);
+            } finally {
+                b.close();
             }
         }
     }
