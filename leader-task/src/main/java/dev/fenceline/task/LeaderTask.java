@@ -81,6 +81,8 @@ public final class LeaderTask implements AutoCloseable {
     private volatile boolean stopping;
     private volatile boolean inRun;
     private volatile long lastTerm;
+    /** The term this task last resigned: never run with it again, whatever the election still reports. */
+    private volatile long resignedTerm = -1;
     private volatile RunResult lastRun;
 
     @SuppressWarnings("unchecked")
@@ -190,7 +192,11 @@ public final class LeaderTask implements AutoCloseable {
     public TaskHealth health() {
         Leadership l = election.leadership().orElse(null);
         boolean valid = l != null && l.isValidNow();
-        return new TaskHealth(resource, election.electionName(), election.candidateId(), phase, election.state(),
+        TaskPhase p = phase;
+        if (stopping && p != TaskPhase.STOPPED && p != TaskPhase.NEW) {
+            p = TaskPhase.STOPPING;        // close() was called: the task thread is finishing the run and resigning
+        }
+        return new TaskHealth(resource, election.electionName(), election.candidateId(), p, election.state(),
                 l != null ? l.term() : lastTerm, valid, lastRun, committed.get(), rejected.get());
     }
 
@@ -233,7 +239,8 @@ public final class LeaderTask implements AutoCloseable {
                 Leadership l = election.leadership().orElse(null);
                 long now = nanoClock.getAsLong();
                 TaskDecision.Action a = TaskDecision.next(new TaskDecision.Facts(stopping, election.state(),
-                        l == null ? 0 : l.term(), l != null && l.isValidNow(), checkedTerm, nextRunAt, now, maxWait));
+                        l == null ? 0 : l.term(), l != null && l.isValidNow(), checkedTerm, resignedTerm, nextRunAt, now,
+                        maxWait));
                 if (a instanceof TaskDecision.Stop) {
                     return;
                 } else if (a instanceof TaskDecision.Wait w) {
@@ -353,6 +360,7 @@ public final class LeaderTask implements AutoCloseable {
     }
 
     private void resign(Leadership l, String why) {
+        resignedTerm = l.term();
         metrics.resigned();
         setPhase(TaskPhase.CAMPAIGNING, l.term(), "resigning term " + l.term() + ": " + why);
         election.resign().whenComplete((v, e) -> {
