@@ -275,19 +275,32 @@ public final class LeaderTask implements AutoCloseable {
         }
     }
 
-    /** Warm-up and term floor, retried until they succeed or close() is called. */
+    /**
+     * Warm-up and term floor, retried until the floor could be checked or close() is called. A warm-up that fails
+     * while the database answers (e.g. a role without CREATE TEMPORARY) is skipped: it only saves time.
+     */
     private boolean prepare() {
         boolean warm = !config.warmUp();
         for (int attempt = 1; !stopping; attempt++) {
-            try {
-                if (!warm) {
-                    writer.warmUp(resource);
+            RuntimeException warmUpFailure = null;
+            if (!warm) {
+                try {
+                    Duration took = writer.warmUp(resource);
+                    log.debug("task {}: writer warmed up in {} ms", resource, took.toMillis());
                     warm = true;
+                } catch (RuntimeException e) {
+                    warmUpFailure = e;
                 }
+            }
+            try {
                 if (admin == null) {
                     admin = ElectionAdmin.connect(session.config());
                 }
                 raiseFloor(-1);
+                if (warmUpFailure != null) {
+                    log.warn("task {}: warm-up failed, the first run will pay its costs: {}", resource,
+                            warmUpFailure.toString());
+                }
                 return true;
             } catch (RuntimeException e) {
                 if (attempt == 1 || attempt % 10 == 0) {
