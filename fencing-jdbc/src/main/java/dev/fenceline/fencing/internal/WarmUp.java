@@ -19,7 +19,8 @@ import org.jooq.impl.SQLDataType;
  * is written, no other session is terminated.
  */
 final class WarmUp {
-    private static final Table<Record> SCRATCH = DSL.table(DSL.name("fencing_warm_up"));
+    /** Schema-qualified like most applications' tables, so jOOQ's schema mapping is loaded too. */
+    private static final Table<Record> SCRATCH = DSL.table(DSL.name("pg_temp", "fencing_warm_up"));
     private static final Field<Long> ID = DSL.field(DSL.name("id"), SQLDataType.BIGINT);
     private static final Field<String> NOTE = DSL.field(DSL.name("note"), SQLDataType.VARCHAR);
 

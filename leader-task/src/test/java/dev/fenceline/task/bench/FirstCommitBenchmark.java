@@ -7,6 +7,7 @@ import dev.fenceline.testkit.TestDatabase;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -29,7 +30,7 @@ import java.util.regex.Pattern;
 public final class FirstCommitBenchmark {
     private static final Pattern SAMPLE = Pattern.compile("SAMPLE mode=(\\w+) first_commit_ns=(\\d+) wake_ns=(\\d+)"
             + " check_plan_ns=(\\d+) transaction_ns=(\\d+) start_to_won_ns=(\\d+) enter_ns=(\\d+) work_ns=(\\d+)"
-            + " commit_ns=(\\d+) classes_loaded=(\\d+)");
+            + " commit_ns=(\\d+) classes_loaded=(\\d+) task_cpu_ns=(\\d+)");
 
     private FirstCommitBenchmark() {
     }
@@ -82,7 +83,7 @@ public final class FirstCommitBenchmark {
                                         Long.parseLong(m.group(4)), Long.parseLong(m.group(5)),
                                         Long.parseLong(m.group(6)), Long.parseLong(m.group(7)),
                                         Long.parseLong(m.group(8)), Long.parseLong(m.group(9)),
-                                        Long.parseLong(m.group(10))};
+                                        Long.parseLong(m.group(10)), Long.parseLong(m.group(11))};
                             }
                         }
                     }
@@ -95,21 +96,22 @@ public final class FirstCommitBenchmark {
                     }
                     results.get(mode).add(sample);
                     System.out.printf("  %-4s #%-2d first commit %7.1f ms (wake %.1f, mark+plan %.1f, transaction %.1f ="
-                                    + " borrow+enter %.1f + work %.1f + commit %.1f; %d classes loaded meanwhile;"
+                                    + " borrow+enter %.1f + work %.1f + commit %.1f; task thread CPU %.1f ms; %d classes loaded meanwhile;"
                                     + " JVM start to won %.0f ms)%n", mode, i + 1, ms(sample[0]), ms(sample[1]),
-                            ms(sample[2]), ms(sample[3]), ms(sample[5]), ms(sample[6]), ms(sample[7]), sample[8],
+                            ms(sample[2]), ms(sample[3]), ms(sample[5]), ms(sample[6]), ms(sample[7]), ms(sample[9]), sample[8],
                             ms(sample[4]));
                 }
             }
-            System.out.println();
+            System.out.printf("%nload average at the end: %s%n", Files.readString(Path.of("/proc/loadavg")).trim());
             System.out.println("| mode | n | first commit after winning p50 | p99 | max | wake p50 | mark+plan p50 |"
-                    + " transaction p50 | transaction p99 |");
-            System.out.println("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+                    + " transaction p50 | transaction p99 | task thread CPU p50 | p99 | classes loaded p50 |");
+            System.out.println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
             for (var e : results.entrySet()) {
                 List<long[]> s = e.getValue();
-                System.out.printf("| %s | %d | %.1f ms | %.1f ms | %.1f ms | %.1f ms | %.1f ms | %.1f ms | %.1f ms |%n",
-                        e.getKey(), s.size(), pct(s, 0, 50), pct(s, 0, 99), pct(s, 0, 100), pct(s, 1, 50),
-                        pct(s, 2, 50), pct(s, 3, 50), pct(s, 3, 99));
+                System.out.printf("| %s | %d | %.1f ms | %.1f ms | %.1f ms | %.1f ms | %.1f ms | %.1f ms | %.1f ms |"
+                                + " %.1f ms | %.1f ms | %.0f |%n", e.getKey(), s.size(), pct(s, 0, 50), pct(s, 0, 99),
+                        pct(s, 0, 100), pct(s, 1, 50), pct(s, 2, 50), pct(s, 3, 50), pct(s, 3, 99), pct(s, 9, 50),
+                        pct(s, 9, 99), pct(s, 8, 50) * 1e6);
             }
         }
         System.exit(0);

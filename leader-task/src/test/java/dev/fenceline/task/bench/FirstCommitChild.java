@@ -41,6 +41,8 @@ public final class FirstCommitChild {
         // won, leading (task thread woke), run starting (mark read, plan made), committed, work began, work ended
         long[] at = new long[6];
         int[] classes = new int[2];
+        long[] cpu = new long[2];     // the task thread's CPU time when it woke as leader and when the commit returned
+        var threads = java.lang.management.ManagementFactory.getThreadMXBean();
         var classLoading = java.lang.management.ManagementFactory.getClassLoadingMXBean();
         CountDownLatch done = new CountDownLatch(1);
         try (HikariDataSource pool = Databases.dataSource(DatabaseConfig.builder(jdbcUrl).username(args[1])
@@ -67,6 +69,7 @@ public final class FirstCommitChild {
                         public void onPhaseChange(TaskPhase previous, TaskPhase phase, long term, String reason) {
                             if (phase == TaskPhase.LEADING && at[1] == 0) {
                                 at[1] = System.nanoTime();
+                                cpu[0] = threads.getCurrentThreadCpuTime();
                             }
                         }
 
@@ -82,6 +85,7 @@ public final class FirstCommitChild {
                             if (result.outcome() == RunOutcome.COMMITTED && at[3] == 0) {
                                 at[3] = System.nanoTime();
                                 classes[1] = classLoading.getLoadedClassCount();
+                                cpu[1] = threads.getCurrentThreadCpuTime();
                                 done.countDown();
                             }
                         }
@@ -99,9 +103,9 @@ public final class FirstCommitChild {
                 System.exit(2);
             }
             System.out.printf("SAMPLE mode=%s first_commit_ns=%d wake_ns=%d check_plan_ns=%d transaction_ns=%d"
-                            + " start_to_won_ns=%d enter_ns=%d work_ns=%d commit_ns=%d classes_loaded=%d%n", args[5],
+                            + " start_to_won_ns=%d enter_ns=%d work_ns=%d commit_ns=%d classes_loaded=%d task_cpu_ns=%d%n", args[5],
                     at[3] - at[0], at[1] - at[0], at[2] - at[1], at[3] - at[2], at[0] - t0, at[4] - at[2],
-                    at[5] - at[4], at[3] - at[5], classes[1] - classes[0]);
+                    at[5] - at[4], at[3] - at[5], classes[1] - classes[0], cpu[1] - cpu[0]);
             var runtime = java.lang.management.ManagementFactory.getRuntimeMXBean();
             System.out.printf("TRACE pid=%d uptime_now_ms=%d won_ms_ago=%d%n", ProcessHandle.current().pid(),
                     runtime.getUptime(), TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - at[0]));
