@@ -81,6 +81,8 @@ public final class LeaderTask implements AutoCloseable {
     private volatile boolean stopping;
     private volatile boolean inRun;
     private volatile long lastTerm;
+    /** The term this task last resigned: never run with it again, whatever the election still reports. */
+    private volatile long resignedTerm = -1;
     private volatile RunResult lastRun;
 
     @SuppressWarnings("unchecked")
@@ -190,7 +192,11 @@ public final class LeaderTask implements AutoCloseable {
     public TaskHealth health() {
         Leadership l = election.leadership().orElse(null);
         boolean valid = l != null && l.isValidNow();
-        return new TaskHealth(resource, election.electionName(), election.candidateId(), phase, election.state(),
+        TaskPhase p = phase;
+        if (stopping && p != TaskPhase.STOPPED && p != TaskPhase.NEW) {
+            p = TaskPhase.STOPPING;        // close() was called: the task thread is finishing the run and resigning
+        }
+        return new TaskHealth(resource, election.electionName(), election.candidateId(), p, election.state(),
                 l != null ? l.term() : lastTerm, valid, lastRun, committed.get(), rejected.get());
     }
 
@@ -233,7 +239,8 @@ public final class LeaderTask implements AutoCloseable {
                 Leadership l = election.leadership().orElse(null);
                 long now = nanoClock.getAsLong();
                 TaskDecision.Action a = TaskDecision.next(new TaskDecision.Facts(stopping, election.state(),
-                        l == null ? 0 : l.term(), l != null && l.isValidNow(), checkedTerm, nextRunAt, now, maxWait));
+                        l == null ? 0 : l.term(), l != null && l.isValidNow(), checkedTerm, resignedTerm, nextRunAt, now,
+                        maxWait));
                 if (a instanceof TaskDecision.Stop) {
                     return;
                 } else if (a instanceof TaskDecision.Wait w) {
@@ -268,19 +275,32 @@ public final class LeaderTask implements AutoCloseable {
         }
     }
 
-    /** Warm-up and term floor, retried until they succeed or close() is called. */
+    /**
+     * Warm-up and term floor, retried until the floor could be checked or close() is called. A warm-up that fails
+     * while the database answers (e.g. a role without CREATE TEMPORARY) is skipped: it only saves time.
+     */
     private boolean prepare() {
         boolean warm = !config.warmUp();
         for (int attempt = 1; !stopping; attempt++) {
-            try {
-                if (!warm) {
-                    writer.warmUp(resource);
+            RuntimeException warmUpFailure = null;
+            if (!warm) {
+                try {
+                    Duration took = writer.warmUp(resource);
+                    log.debug("task {}: writer warmed up in {} ms", resource, took.toMillis());
                     warm = true;
+                } catch (RuntimeException e) {
+                    warmUpFailure = e;
                 }
+            }
+            try {
                 if (admin == null) {
                     admin = ElectionAdmin.connect(session.config());
                 }
                 raiseFloor(-1);
+                if (warmUpFailure != null) {
+                    log.warn("task {}: warm-up failed, the first run will pay its costs: {}", resource,
+                            warmUpFailure.toString());
+                }
                 return true;
             } catch (RuntimeException e) {
                 if (attempt == 1 || attempt % 10 == 0) {
@@ -353,6 +373,7 @@ public final class LeaderTask implements AutoCloseable {
     }
 
     private void resign(Leadership l, String why) {
+        resignedTerm = l.term();
         metrics.resigned();
         setPhase(TaskPhase.CAMPAIGNING, l.term(), "resigning term " + l.term() + ": " + why);
         election.resign().whenComplete((v, e) -> {

@@ -21,12 +21,13 @@ final class TaskDecision {
      * @param term            the term of the election's leadership, 0 when none
      * @param valid           that leadership is valid right now
      * @param checkedTerm     the term last found above the database's mark (-1: none)
+     * @param resignedTerm    the term this task last resigned (-1: none); the election may report it for a moment
      * @param nextRunAtNanos  earliest start of the next run (monotonic clock)
      * @param nowNanos        the monotonic clock now
      * @param maxWaitNanos    longest wait before looking again without being woken
      */
     record Facts(boolean stopping, LeadershipState state, long term, boolean valid, long checkedTerm,
-                 long nextRunAtNanos, long nowNanos, long maxWaitNanos) {
+                 long resignedTerm, long nextRunAtNanos, long nowNanos, long maxWaitNanos) {
     }
 
     sealed interface Action {
@@ -54,6 +55,9 @@ final class TaskDecision {
         }
         if (f.term() <= 0 || f.state() == LeadershipState.LOST || f.state() == LeadershipState.CLOSED) {
             return new Wait(TaskPhase.CAMPAIGNING, f.maxWaitNanos(), "not leader (" + f.state() + ")");
+        }
+        if (f.term() == f.resignedTerm()) {
+            return new Wait(TaskPhase.CAMPAIGNING, f.maxWaitNanos(), "resigned term " + f.term());
         }
         if (f.state() != LeadershipState.LEADER || !f.valid()) {
             // SUSPECT, or LEADER whose deadline passed before the election noticed: no new run (fail closed)
@@ -126,16 +130,5 @@ final class TaskDecision {
                     : new AfterRun(backoffNanos, false, true);
             case FAILED -> new AfterRun(backoffNanos, false, true);
         };
-    }
-
-    /** The phase to report for the election's state outside a run. */
-    static TaskPhase phaseOf(LeadershipState state, boolean valid) {
-        if (state == LeadershipState.LEADER && valid) {
-            return TaskPhase.LEADING;
-        }
-        if (state == LeadershipState.LEADER || state == LeadershipState.SUSPECT) {
-            return TaskPhase.SUSPECT;
-        }
-        return TaskPhase.CAMPAIGNING;
     }
 }

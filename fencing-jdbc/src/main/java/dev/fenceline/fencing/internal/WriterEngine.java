@@ -133,7 +133,7 @@ public final class WriterEngine {
                 stateOf(c);
                 c.setAutoCommit(false);
                 try {
-                    WarmUp.run(c, workDsl, current, token, config);
+                    WarmUp.run(c, workDsl, current, token);
                 } finally {
                     rollbackQuietly(c);
                     c.setAutoCommit(true);
@@ -274,9 +274,8 @@ public final class WriterEngine {
      */
     private static long enterSession(Connection c, FencingToken token) throws SQLException {
         try {
-            return Routines.enter(dsl(c).configuration(), token.resource(), token.term(), token.leaderId());
-        } catch (org.jooq.exception.DataAccessException e) {
-            SQLException s = unwrap(e);
+            return callEnter(c, token);
+        } catch (SQLException s) {
             if (!"FL011".equals(s.getSQLState())) {
                 throw s;
             }
@@ -286,14 +285,30 @@ public final class WriterEngine {
             try (Statement st = c.createStatement()) {
                 st.execute("SET TRANSACTION ISOLATION LEVEL READ COMMITTED");
             }
-            long mark = Routines.enter(dsl(c).configuration(), token.resource(), token.term(), token.leaderId());
+            long mark = callEnter(c, token);
             c.commit();
             return mark;
-        } catch (org.jooq.exception.DataAccessException e) {
+        } catch (SQLException e) {
             rollbackQuietly(c);
-            throw unwrap(e);
+            throw e;
         } finally {
             c.setAutoCommit(true);
+        }
+    }
+
+    /**
+     * One plain prepared statement, not jOOQ's routine call: this runs right after a leader wins, and jOOQ's first
+     * routine call loads the generated schema and its parser (hundreds of classes in a fresh JVM).
+     */
+    private static long callEnter(Connection c, FencingToken token) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT fencing.enter(?, ?, ?)")) {
+            ps.setString(1, token.resource());
+            ps.setLong(2, token.term());
+            ps.setString(3, token.leaderId());
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
         }
     }
 
@@ -564,11 +579,6 @@ public final class WriterEngine {
     static boolean isConnectionFailure(SQLException e) {
         String s = e.getSQLState();
         return s != null && (s.startsWith("08") || s.equals("57P01") || s.equals("57P02") || s.equals("57P03"));
-    }
-
-    private static SQLException unwrap(org.jooq.exception.DataAccessException e) {
-        SQLException s = findSqlException(e);
-        return s != null ? s : new SQLException(e.getMessage(), "08000", e);
     }
 
     static SQLException findSqlException(Throwable t) {
