@@ -13,6 +13,7 @@ import dev.fenceline.spring.plain.LedgerService;
 import dev.fenceline.spring.plain.PlainApplication;
 import dev.fenceline.spring.sample.FreezePoint;
 import dev.fenceline.spring.sample.SampleApplication;
+import dev.fenceline.spring.work.WorkApplication;
 import dev.fenceline.task.LeaderTask;
 import dev.fenceline.task.RunOutcome;
 import dev.fenceline.task.TaskPhase;
@@ -204,6 +205,26 @@ class SampleApplicationIT {
             assertThat(health.getStatus()).isEqualTo(Status.UP);
             assertThat(health.getDetails()).containsEntry("election", "ledger").containsEntry("leader", true)
                     .containsEntry("term", leadership.term()).containsEntry("valid", true);
+        }
+    }
+
+    @Test
+    void aTaskWorkBeanRunsAsAFencedTaskOnTheResourceItsClassNames() {
+        try (TestDatabase workDb = db.server().createDatabase("WorkApplication");
+             ConfigurableApplicationContext app = start(WorkApplication.class, workDb, "worker-1",
+                     "spring.flyway.locations=classpath:db/work", "spring.flyway.table=work_schema_history")) {
+            assertThat(app.getBeansOfType(LeaderElection.class)).as("the task holds its own election").isEmpty();
+            LeaderTask task = app.getBean(FencedLeaderTasks.class).task("work").orElseThrow();
+            assertThat(task.election().electionName()).isEqualTo("work");
+
+            JdbcTemplate workSql = new JdbcTemplate(workDb.dataSource());
+            workSql.update("INSERT INTO job (id) VALUES (7)");
+            await().atMost(WAIT).until(() -> task.health().runsCommitted() >= 1);
+            long term = task.health().term();
+            assertThat(workSql.queryForObject("SELECT fencing_term FROM job_done WHERE job_id = 7", Long.class))
+                    .isEqualTo(term);
+            assertThat(fencelineHealth(app).getDetails()).containsEntry("resource", "work")
+                    .containsEntry("leader", true).containsEntry("term", term).containsEntry("valid", true);
         }
     }
 }
