@@ -125,8 +125,8 @@ public class FencelineProperties implements Validator {
                 .stampTransactionTerm(writer.stampTransactionTerm)
                 .connectionRecheckAttempts(writer.connectionRecheckAttempts)
                 .enterScope(writer.enterScope)
-                .lockTimeout(writer.lockTimeout)
-                .idleInTransactionSessionTimeout(writer.idleInTransactionSessionTimeout)
+                .lockTimeout(writer.getLockTimeout())
+                .idleInTransactionSessionTimeout(writer.getIdleInTransactionSessionTimeout())
                 .build());
     }
 
@@ -138,8 +138,8 @@ public class FencelineProperties implements Validator {
                     .password(datasource.password)
                     .maximumPoolSize(datasource.maximumPoolSize)
                     .connectionTimeout(datasource.connectionTimeout)
-                    .lockTimeout(datasource.lockTimeout)
-                    .idleInTransactionSessionTimeout(datasource.idleInTransactionSessionTimeout)
+                    .lockTimeout(datasource.getLockTimeout())
+                    .idleInTransactionSessionTimeout(datasource.getIdleInTransactionSessionTimeout())
                     .statementTimeout(datasource.statementTimeout)
                     .applicationName(datasource.applicationName)
                     .poolName(datasource.poolName);
@@ -224,26 +224,16 @@ public class FencelineProperties implements Validator {
 
     /** {@code fenceline.election.*}: the etcd session shared by every election of this application, and its election. */
     public static class Election {
-        static final PropertyNames PROPERTIES = new PropertyNames("fenceline.election", Map.ofEntries(
-                Map.entry("endpoints", "endpoints"),
-                Map.entry("keyPrefix", "key-prefix"),
-                Map.entry("ttl", "ttl"),
-                Map.entry("renewInterval", "renew-interval"),
-                Map.entry("safetyMargin", "safety-margin"),
-                Map.entry("callTimeout", "call-timeout"),
-                Map.entry("connectTimeout", "connect-timeout"),
-                Map.entry("retryBackoffMin", "retry-backoff-min"),
-                Map.entry("retryBackoffMax", "retry-backoff-max"),
-                Map.entry("resignHoldOff", "resign-hold-off"),
-                Map.entry("tlsCaFile", "tls-ca-file"),
-                Map.entry("tlsCaFile/tlsClientCert", "tls-ca-file"),
-                Map.entry("tlsClientCert certificate", "tls-client-cert-file"),
-                Map.entry("tlsClientCert key", "tls-client-key-file"),
-                Map.entry("tlsClientCert", "tls-client-cert-file"),
-                Map.entry("credentials", "username"),
-                Map.entry("name", "name"),
-                Map.entry("leaderId", "candidate-id"),
-                Map.entry("resource", "name")));
+        static final PropertyNames PROPERTIES = PropertyNames.of("fenceline.election",
+                List.of("endpoints", "keyPrefix", "ttl", "renewInterval", "safetyMargin", "callTimeout",
+                        "connectTimeout", "retryBackoffMin", "retryBackoffMax", "resignHoldOff", "tlsCaFile", "name"),
+                Map.of("tlsCaFile/tlsClientCert", "tls-ca-file",
+                        "tlsClientCert certificate", "tls-client-cert-file",
+                        "tlsClientCert key", "tls-client-key-file",
+                        "tlsClientCert", "tls-client-cert-file",
+                        "credentials", "username",
+                        "leaderId", "candidate-id",
+                        "resource", "name"));
 
         /**
          * Name of this application's election (1 to 128 characters of [A-Za-z0-9._-]). Without it no
@@ -450,14 +440,41 @@ public class FencelineProperties implements Validator {
         }
     }
 
+    /**
+     * The two timeouts every fenced session needs (a write waiting on a deposed leader's row lock fails instead of
+     * hanging; a leader paused inside a transaction loses it): set on every session of Fenceline's own pool
+     * ({@code fenceline.datasource.*}), or per transaction by the writer in TRANSACTION scope
+     * ({@code fenceline.writer.*}).
+     */
+    public abstract static class SessionTimeouts {
+        /** lock_timeout, 1ms to 1h (writer: applied per transaction in TRANSACTION scope only). */
+        private Duration lockTimeout = Duration.ofSeconds(2);
+
+        /** idle_in_transaction_session_timeout, 100ms to 1h (writer: applied per transaction in TRANSACTION scope only). */
+        private Duration idleInTransactionSessionTimeout = Duration.ofSeconds(30);
+
+        public Duration getLockTimeout() {
+            return lockTimeout;
+        }
+
+        public void setLockTimeout(Duration lockTimeout) {
+            this.lockTimeout = lockTimeout;
+        }
+
+        public Duration getIdleInTransactionSessionTimeout() {
+            return idleInTransactionSessionTimeout;
+        }
+
+        public void setIdleInTransactionSessionTimeout(Duration idleInTransactionSessionTimeout) {
+            this.idleInTransactionSessionTimeout = idleInTransactionSessionTimeout;
+        }
+    }
+
     /** {@code fenceline.writer.*}: the {@link dev.fenceline.fencing.FencedWriter}'s settings. */
-    public static class Writer {
-        static final PropertyNames PROPERTIES = new PropertyNames("fenceline.writer", Map.of(
-                "maxPayloadBytes", "max-payload-bytes",
-                "connectionRecheckAttempts", "connection-recheck-attempts",
-                "lockTimeout", "lock-timeout",
-                "idleInTransactionSessionTimeout", "idle-in-transaction-session-timeout",
-                "enterScope", "enter-scope"));
+    public static class Writer extends SessionTimeouts {
+        static final PropertyNames PROPERTIES = PropertyNames.of("fenceline.writer",
+                List.of("maxPayloadBytes", "connectionRecheckAttempts", "lockTimeout",
+                        "idleInTransactionSessionTimeout", "enterScope"), Map.of());
 
         /** Largest audit payload of a WriteDescription, 0 to 8192 bytes. */
         private int maxPayloadBytes = FencedWriterConfig.DB_PAYLOAD_CAP;
@@ -474,11 +491,6 @@ public class FencelineProperties implements Validator {
         /** SESSION (default), or TRANSACTION behind a transaction-mode pooler such as PgBouncer. */
         private EnterScope enterScope = EnterScope.SESSION;
 
-        /** lock_timeout of fenced transactions in TRANSACTION scope, 1ms to 1h. */
-        private Duration lockTimeout = Duration.ofSeconds(2);
-
-        /** idle_in_transaction_session_timeout of fenced transactions in TRANSACTION scope, 100ms to 1h. */
-        private Duration idleInTransactionSessionTimeout = Duration.ofSeconds(30);
 
         public int getMaxPayloadBytes() {
             return maxPayloadBytes;
@@ -519,40 +531,17 @@ public class FencelineProperties implements Validator {
         public void setEnterScope(EnterScope enterScope) {
             this.enterScope = enterScope;
         }
-
-        public Duration getLockTimeout() {
-            return lockTimeout;
-        }
-
-        public void setLockTimeout(Duration lockTimeout) {
-            this.lockTimeout = lockTimeout;
-        }
-
-        public Duration getIdleInTransactionSessionTimeout() {
-            return idleInTransactionSessionTimeout;
-        }
-
-        public void setIdleInTransactionSessionTimeout(Duration idleInTransactionSessionTimeout) {
-            this.idleInTransactionSessionTimeout = idleInTransactionSessionTimeout;
-        }
     }
 
     /**
      * {@code fenceline.datasource.*}: a pool of Fenceline's own for the fenced writer and the fencing migrations.
      * Unset {@code url}: the application's DataSource is used.
      */
-    public static class Datasource {
-        static final PropertyNames PROPERTIES = new PropertyNames("fenceline.datasource", Map.ofEntries(
-                Map.entry("jdbcUrl", "url"),
-                Map.entry("username", "username"),
-                Map.entry("maximumPoolSize", "maximum-pool-size"),
-                Map.entry("minimumIdle", "minimum-idle"),
-                Map.entry("connectionTimeout", "connection-timeout"),
-                Map.entry("lockTimeout", "lock-timeout"),
-                Map.entry("idleInTransactionSessionTimeout", "idle-in-transaction-session-timeout"),
-                Map.entry("statementTimeout", "statement-timeout"),
-                Map.entry("applicationName", "application-name"),
-                Map.entry("poolName", "pool-name")));
+    public static class Datasource extends SessionTimeouts {
+        static final PropertyNames PROPERTIES = PropertyNames.of("fenceline.datasource",
+                List.of("username", "maximumPoolSize", "minimumIdle", "connectionTimeout", "lockTimeout",
+                        "idleInTransactionSessionTimeout", "statementTimeout", "applicationName", "poolName"),
+                Map.of("jdbcUrl", "url"));
 
         /** JDBC URL (jdbc:postgresql:...) of Fenceline's own pool; unset: the application's DataSource is used. */
         private String url;
@@ -572,11 +561,6 @@ public class FencelineProperties implements Validator {
         /** How long to wait for a connection from the pool, 250ms to 5min. */
         private Duration connectionTimeout = Duration.ofSeconds(5);
 
-        /** lock_timeout of every session, 1ms to 1h: a write waiting on a deposed leader's row lock fails instead of hanging. */
-        private Duration lockTimeout = Duration.ofSeconds(2);
-
-        /** idle_in_transaction_session_timeout of every session, 100ms to 1h: a leader paused inside a transaction loses it. */
-        private Duration idleInTransactionSessionTimeout = Duration.ofSeconds(30);
 
         /** statement_timeout of every session, 0 (off) to 1h. */
         private Duration statementTimeout = Duration.ZERO;
@@ -635,22 +619,6 @@ public class FencelineProperties implements Validator {
             this.connectionTimeout = connectionTimeout;
         }
 
-        public Duration getLockTimeout() {
-            return lockTimeout;
-        }
-
-        public void setLockTimeout(Duration lockTimeout) {
-            this.lockTimeout = lockTimeout;
-        }
-
-        public Duration getIdleInTransactionSessionTimeout() {
-            return idleInTransactionSessionTimeout;
-        }
-
-        public void setIdleInTransactionSessionTimeout(Duration idleInTransactionSessionTimeout) {
-            this.idleInTransactionSessionTimeout = idleInTransactionSessionTimeout;
-        }
-
         public Duration getStatementTimeout() {
             return statementTimeout;
         }
@@ -678,12 +646,9 @@ public class FencelineProperties implements Validator {
 
     /** {@code fenceline.task.*}: settings of every fenced task ({@link FencedLeaderTask}, TaskWork beans). */
     public static class Task {
-        static final PropertyNames PROPERTIES = new PropertyNames("fenceline.task", Map.of(
-                "interval", "interval",
-                "idleInterval", "idle-interval",
-                "failureBackoff", "failure-backoff",
-                "handoverTimeout", "handover-timeout",
-                "startRetryInterval", "start-retry-interval"));
+        static final PropertyNames PROPERTIES = PropertyNames.of("fenceline.task",
+                List.of("interval", "idleInterval", "failureBackoff", "handoverTimeout", "startRetryInterval"),
+                Map.of());
 
         /** Pause after a run that did work, 0 to 1h (0: drain a backlog at once). */
         private Duration interval = Duration.ZERO;

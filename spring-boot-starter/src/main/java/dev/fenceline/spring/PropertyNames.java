@@ -1,6 +1,8 @@
 package dev.fenceline.spring;
 
 import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
 
@@ -17,6 +19,16 @@ final class PropertyNames {
     PropertyNames(String prefix, Map<String, String> builderNames) {
         this.prefix = prefix;
         this.builderNames = builderNames;
+    }
+
+    /**
+     * @param sameNames builder names whose property is their dashed form ({@code lockTimeout} -> {@code lock-timeout})
+     * @param renamed   the others: builder name -> property name below {@code prefix}
+     */
+    static PropertyNames of(String prefix, List<String> sameNames, Map<String, String> renamed) {
+        Map<String, String> all = new HashMap<>(renamed);
+        sameNames.forEach(name -> all.put(name, dashed(name)));
+        return new PropertyNames(prefix, Map.copyOf(all));
     }
 
     <T> T rethrow(Supplier<T> builder) {
