@@ -94,6 +94,18 @@ public final class FencedWriter {
         return engine.highestAccepted(resource);
     }
 
+    /**
+     * Warm start: pays the one-time costs of the first fenced commit now, before this process can win a term — the
+     * pool's connections, the driver's and jOOQ's classes, the writer's prepared statements and the fence functions'
+     * plans on a pooled session — in a transaction that is rolled back. Writes nothing, advances no mark and enters no
+     * term. Returns how long it took.
+     *
+     * @throws FenceUnavailableException when the database cannot be reached (nothing happened)
+     */
+    public java.time.Duration warmUp(String resource) {
+        return engine.warmUp(resource);
+    }
+
     public FencedWriterConfig config() {
         return engine.config();
     }

@@ -114,6 +114,29 @@ final class WriterEngine {
         transaction(token, null, ctx -> null);
     }
 
+    /** See {@code FencedWriter.warmUp}: everything on the first commit's path, rolled back. */
+    java.time.Duration warmUp(String resource) {
+        FencingToken token = FencingToken.of(resource, 1);   // validates the name
+        long t0 = System.nanoTime();
+        try {
+            withFreshConnection("warm up " + resource, c -> {
+                stateOf(c);
+                c.setAutoCommit(false);
+                try {
+                    WarmUp.run(c, workDsl, current, token);
+                } finally {
+                    rollbackQuietly(c);
+                    c.setAutoCommit(true);
+                }
+                return null;
+            });
+        } catch (SQLException e) {
+            throw new FenceUnavailableException("could not warm up the writer for " + resource + ": "
+                    + e.getMessage(), e);
+        }
+        return java.time.Duration.ofNanos(System.nanoTime() - t0);
+    }
+
     long registerResource(String resource) {
         FencingToken token = FencingToken.of(resource, 1);   // validates the name
         try {
@@ -247,9 +270,8 @@ final class WriterEngine {
      */
     private static long enterSession(Connection c, FencingToken token) throws SQLException {
         try {
-            return Routines.enter(dsl(c).configuration(), token.resource(), token.term(), token.leaderId());
-        } catch (org.jooq.exception.DataAccessException e) {
-            SQLException s = unwrap(e);
+            return callEnter(c, token);
+        } catch (SQLException s) {
             if (!"FL011".equals(s.getSQLState())) {
                 throw s;
             }
@@ -259,14 +281,30 @@ final class WriterEngine {
             try (Statement st = c.createStatement()) {
                 st.execute("SET TRANSACTION ISOLATION LEVEL READ COMMITTED");
             }
-            long mark = Routines.enter(dsl(c).configuration(), token.resource(), token.term(), token.leaderId());
+            long mark = callEnter(c, token);
             c.commit();
             return mark;
-        } catch (org.jooq.exception.DataAccessException e) {
+        } catch (SQLException e) {
             rollbackQuietly(c);
-            throw unwrap(e);
+            throw e;
         } finally {
             c.setAutoCommit(true);
+        }
+    }
+
+    /**
+     * One plain prepared statement, not jOOQ's routine call: this runs right after a leader wins, and jOOQ's first
+     * routine call loads the generated schema and its parser (hundreds of classes in a fresh JVM).
+     */
+    private static long callEnter(Connection c, FencingToken token) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT fencing.enter(?, ?, ?)")) {
+            ps.setString(1, token.resource());
+            ps.setLong(2, token.term());
+            ps.setString(3, token.leaderId());
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
         }
     }
 
@@ -537,11 +575,6 @@ final class WriterEngine {
     static boolean isConnectionFailure(SQLException e) {
         String s = e.getSQLState();
         return s != null && (s.startsWith("08") || s.equals("57P01") || s.equals("57P02") || s.equals("57P03"));
-    }
-
-    private static SQLException unwrap(org.jooq.exception.DataAccessException e) {
-        SQLException s = findSqlException(e);
-        return s != null ? s : new SQLException(e.getMessage(), "08000", e);
     }
 
     static SQLException findSqlException(Throwable t) {

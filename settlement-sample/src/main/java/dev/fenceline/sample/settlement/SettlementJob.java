@@ -83,13 +83,22 @@ public final class SettlementJob {
         return ids.isEmpty() ? null : new Plan(List.copyOf(ids), cents, IdempotencyKey.of(ids));
     }
 
-    /** Settles the plan under {@code term}; returns the new batch id. */
+    /** Settles the plan under {@code term} in its own fenced transaction; returns the new batch id. */
     public long settle(Plan plan, long term, InsideBatchHook hook) {
         FencingToken token = FencingToken.of(resource, term, workerId);
-        WriteDescription what = WriteDescription.of("settlement.settlement_batch", "INSERT", plan.key(),
+        return writer.transaction(token, describe(plan), ctx -> settleIn(ctx, plan, hook));
+    }
+
+    /** What the audit row records if the plan's transaction is rejected: the batch row, keyed by the batch key. */
+    public WriteDescription describe(Plan plan) {
+        return WriteDescription.of("settlement.settlement_batch", "INSERT", plan.key(),
                 "{\"payments\":" + plan.size() + ",\"total_cents\":" + plan.totalCents() + ",\"first_payment_id\":" + plan.ids().get(0)
                         + ",\"last_payment_id\":" + plan.ids().get(plan.size() - 1) + "}");
-        return writer.transaction(token, what, ctx -> settleInTransaction(ctx, plan, term, hook));
+    }
+
+    /** Settles the plan inside the caller's fenced transaction, under its term; returns the new batch id. */
+    public long settleIn(FencedContext ctx, Plan plan, InsideBatchHook hook) throws Exception {
+        return settleInTransaction(ctx, plan, ctx.term(), hook);
     }
 
     private long settleInTransaction(FencedContext ctx, Plan plan, long term, InsideBatchHook hook) throws Exception {

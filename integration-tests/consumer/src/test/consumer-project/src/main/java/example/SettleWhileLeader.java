@@ -7,21 +7,19 @@ import dev.fenceline.db.DatabaseConfig;
 import dev.fenceline.db.Databases;
 import dev.fenceline.election.ElectionConfig;
 import dev.fenceline.election.ElectionSession;
-import dev.fenceline.election.LeaderElection;
-import dev.fenceline.election.Leadership;
 import dev.fenceline.fencing.FencedWriter;
 import dev.fenceline.fencing.FencedWriterConfig;
-import dev.fenceline.fencing.FencingToken;
-import dev.fenceline.fencing.StaleTermException;
 import dev.fenceline.migrations.FencingMigrations;
+import dev.fenceline.task.LeaderTask;
+import dev.fenceline.task.TaskWork;
 import com.zaxxer.hikari.HikariDataSource;
-import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
 
 /**
  * The README's example, as a user would write it: settle pending payments in batches, only while leader, each batch
- * one fenced transaction. Needs JDBC_URL, DB_USER, DB_PASSWORD and FENCELINE_ETCD, and a table {@code payment(id,
- * status)} that the application's own migration protected with {@code fencing.protect_table}. Exits when nothing is
- * pending.
+ * one fenced transaction at the leader's term. Needs JDBC_URL, DB_USER, DB_PASSWORD and FENCELINE_ETCD, and a table
+ * {@code payment(id, status)} that the application's own migration protected with {@code fencing.protect_table}.
+ * Exits when nothing is pending.
  */
 public final class SettleWhileLeader {
     public static void main(String[] args) throws Exception {
@@ -29,27 +27,25 @@ public final class SettleWhileLeader {
         ElectionConfig config = ElectionConfig.builder().environment(System.getenv()).build(); // FENCELINE_ETCD
         try (HikariDataSource db = Databases.dataSource(DatabaseConfig.builder(System.getenv("JDBC_URL"))
                      .username(System.getenv("DB_USER")).password(System.getenv("DB_PASSWORD")).build());
-             ElectionSession session = ElectionSession.open(config);
-             LeaderElection election = session.election("settlement", "worker-" + ProcessHandle.current().pid())) {
+             ElectionSession session = ElectionSession.open(config)) {
             FencingMigrations.migrate(db);             // the fencing schema; your own migration protects tables
             FencedWriter writer = FencedWriter.create(db, FencedWriterConfig.defaults());
-            election.start();
-            int settled = -1;
-            while (settled != 0) {                       // a service would loop until it is stopped
-                Leadership leadership = election.awaitLeadership(Duration.ofMinutes(1));
-                FencingToken token = FencingToken.of("settlement", leadership.term(), election.candidateId());
-                try {
-                    while (leadership.isValidNow() && (settled = writer.transaction(token, ctx -> ctx
-                            .update(table("payment")).set(field("status"), "SETTLED")
-                            .where(field("id").in(ctx.dsl().select(field("id")).from(table("payment"))
-                                    .where(field("status").eq("PENDING")).limit(100)))
-                            .execute())) > 0) {
-                        System.out.println("settled " + settled + " payments at term " + token.term());
-                    }
-                } catch (StaleTermException deposed) {   // a newer term was accepted: nothing of this batch
-                    System.out.println("deposed: " + deposed.getMessage()); // persisted, the rejection is
-                }                                        // audited in fencing.rejected_write; campaign again
-            }
+            CountDownLatch drained = new CountDownLatch(1); // a service would run until it is stopped
+            try (LeaderTask task = LeaderTask.builder(session, writer, "settlement", TaskWork.of(ctx -> {
+                int settled = ctx.update(table("payment")).set(field("status"), "SETTLED")   // each run: ONE fenced
+                        .where(field("id").in(ctx.dsl().select(field("id")).from(table("payment")) // transaction
+                                .where(field("status").eq("PENDING")).limit(100)))          // at the leader's term
+                        .execute();
+                if (settled > 0) {
+                    System.out.println("settled " + settled + " payments at term " + ctx.term());
+                } else {
+                    drained.countDown();
+                }
+                return settled;
+            })).build()) {
+                task.start();      // warm-up, term floor above the database's mark, campaign; runs only while leader
+                drained.await();
+            }                      // close(): the current run finishes, then resign: a successor takes over at once
         }
         // end::readme[]
     }

@@ -1,0 +1,54 @@
+package dev.fenceline.fencing;
+
+import static dev.fenceline.fencing.Fixtures.AMOUNT;
+import static dev.fenceline.fencing.Fixtures.ID;
+import static dev.fenceline.fencing.Fixtures.PAYMENT;
+import static dev.fenceline.fencing.Fixtures.count;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.fenceline.testkit.TestDatabase;
+import dev.fenceline.testkit.junit.PostgresExtension;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/** The warm start touches nothing another writer or a DBA could see. */
+@ExtendWith(PostgresExtension.class)
+class WarmUpIT {
+    static final String TRACES = "SELECT (SELECT highest_accepted FROM fencing.high_water_mark WHERE resource = 'settlement')"
+            + " || '/' || (SELECT count(*) FROM fencing.term_history) || '/' || (SELECT count(*) FROM fencing.rejected_write)"
+            + " || '/' || (SELECT count(*) FROM fencing.entered_session) || '/' || (SELECT count(*) FROM payment)";
+
+    @Test
+    void warmingUpWritesNothingMovesNoMarkAndLeavesTheLeadersSessionAlive(TestDatabase db) {
+        Fixtures.migrate(db);
+        Fixtures.createProtectedPaymentTable(db, "settlement");
+        try (HikariDataSource leaderPool = Fixtures.pool(db, 1, "leader");
+             HikariDataSource nextPool = Fixtures.pool(db, 1, "next-leader")) {
+            FencedWriter leader = FencedWriter.create(leaderPool, FencedWriterConfig.defaults());
+            FencingToken token = FencingToken.of("settlement", 3, "a");
+            leader.transaction(token, ctx -> ctx.insertInto(PAYMENT).set(ID, 1L).set(AMOUNT, 5L).execute());
+            long leaderPid = leader.transaction(token, ctx -> ctx.dsl().fetchSingle("SELECT pg_backend_pid()")
+                    .get(0, Long.class));
+            String before = Fixtures.text(db, TRACES);
+
+            FencedWriter next = FencedWriter.create(nextPool, FencedWriterConfig.defaults());
+            assertThat(next.warmUp("settlement")).isPositive();
+
+            assertThat(Fixtures.text(db, TRACES)).isEqualTo(before);
+            assertThat(count(db, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid <> "
+                    + leaderPid)).as("no advisory lock outlives the warm-up").isZero();
+            // the current leader was not disturbed: same server session, still entered, still commits
+            long pidAfter = leader.transaction(token, ctx -> {
+                ctx.insertInto(PAYMENT).set(ID, 2L).set(AMOUNT, 6L).execute();
+                return ctx.dsl().fetchSingle("SELECT pg_backend_pid()").get(0, Long.class);
+            });
+            assertThat(pidAfter).isEqualTo(leaderPid);
+            // and the warmed writer's first transaction at the next term commits as usual
+            next.transaction(FencingToken.of("settlement", 4, "b"),
+                    ctx -> ctx.insertInto(PAYMENT).set(ID, 3L).set(AMOUNT, 7L).execute());
+            assertThat(count(db, "SELECT fencing_term FROM payment WHERE id = 3")).isEqualTo(4);
+            assertThat(count(db, "SELECT count(*) FROM fencing.rejected_write")).isZero();
+        }
+    }
+}

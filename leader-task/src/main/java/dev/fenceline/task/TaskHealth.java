@@ -1,0 +1,26 @@
+package dev.fenceline.task;
+
+import dev.fenceline.election.LeadershipState;
+
+/**
+ * A snapshot for health endpoints and dashboards (cheap; no I/O).
+ *
+ * @param resource       the fenced resource
+ * @param electionName   the election campaigned in
+ * @param candidateId    this task's candidate id
+ * @param phase          where the task is
+ * @param electionState  the election's own state
+ * @param term           the term held (LEADING or SUSPECT), else the last held, 0 if never
+ * @param valid          true iff the leadership is valid right now (work may start)
+ * @param lastRun        the last run, or null
+ * @param runsCommitted  runs with outcome COMMITTED so far
+ * @param runsRejected   runs with outcome REJECTED_STALE so far
+ */
+public record TaskHealth(String resource, String electionName, String candidateId, TaskPhase phase,
+                         LeadershipState electionState, long term, boolean valid, RunResult lastRun, long runsCommitted,
+                         long runsRejected) {
+    /** Up unless stopping or stopped: a follower is healthy. */
+    public boolean up() {
+        return phase != TaskPhase.STOPPING && phase != TaskPhase.STOPPED;
+    }
+}
