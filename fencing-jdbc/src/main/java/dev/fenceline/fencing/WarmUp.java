@@ -63,12 +63,16 @@ final class WarmUp {
         }
         Connection previous = current.bind(c);
         try {
-            FencedContextImpl ctx = new FencedContextImpl(workDsl, token);
-            ctx.insertInto(SCRATCH).set(ID, 1L).set(NOTE, "warm-up").execute();
-            ctx.update(SCRATCH).set(NOTE, "warm-up").where(ID.eq(1L)).execute();
-            ctx.dsl().select(ID, NOTE).from(SCRATCH).where(ID.in(1L, 2L)).orderBy(ID).limit(10).forUpdate().fetch();
-            ctx.dsl().fetch("SELECT id FROM fencing_warm_up WHERE id = ANY(?)", (Object) new Long[] {1L});
-            ctx.deleteFrom(SCRATCH).where(ID.eq(1L)).execute();
+            FencedContextImpl ctx = new FencedContextImpl(workDsl, token, c);
+            try {
+                ctx.insertInto(SCRATCH).set(ID, 1L).set(NOTE, "warm-up").execute();
+                ctx.update(SCRATCH).set(NOTE, "warm-up").where(ID.eq(1L)).execute();
+                ctx.dsl().select(ID, NOTE).from(SCRATCH).where(ID.in(1L, 2L)).orderBy(ID).limit(10).forUpdate().fetch();
+                ctx.dsl().fetch("SELECT id FROM fencing_warm_up WHERE id = ANY(?)", (Object) new Long[] {1L});
+                ctx.deleteFrom(SCRATCH).where(ID.eq(1L)).execute();
+            } finally {
+                ctx.end();
+            }
         } finally {
             current.restore(previous);
         }

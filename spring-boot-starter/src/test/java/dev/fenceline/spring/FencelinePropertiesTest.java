@@ -95,11 +95,11 @@ class FencelinePropertiesTest {
     }
 
     @Test
-    void anEndpointWithoutSchemeFailsNamingTheValue() {
-        binding.withPropertyValues("fenceline.election.endpoints=http://127.0.0.1:2379,127.0.0.1:2380")
+    void anEndpointWithAnotherSchemeFailsNamingTheValue() {
+        binding.withPropertyValues("fenceline.election.endpoints=http://127.0.0.1:2379,ftp://127.0.0.1:2380")
                 .run(context -> assertThat(messages(context.getStartupFailure())).anyMatch(m -> m.contains(
                         "fenceline.election.endpoints must be etcd client URLs like http://127.0.0.1:2379 or"
-                                + " https://etcd1:2379 but '127.0.0.1:2380' is not: it must start with http://"
+                                + " https://etcd1:2379 but 'ftp://127.0.0.1:2380' is not: it must start with http://"
                                 + " or https://")));
     }
 
