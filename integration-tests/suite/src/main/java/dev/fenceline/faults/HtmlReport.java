@@ -97,8 +97,9 @@ final class HtmlReport {
                 + report.result.rogue().failed() + ". etcd server " + esc(String.valueOf(totals.get("etcd_server_version")))
                 + ".</p>\n");
         html.append("<h2>Election findings</h2>\n<p>Liveness and validity findings about the election (a hung etcd "
-                + "member: no successor within TTL + 1 s; a slow etcd disk: two workers valid at once, "
-                + report.result.slowDiskOverlapNs() + " ns in all). Reported, not violations: the database fence "
+                + "member: no successor within TTL + 1 s; around a stalled etcd member (slow disk, hung process): two workers valid "
+                + "at once, "
+                + report.result.etcdStallOverlapNs() + " ns in all). Reported, not violations: the database fence "
                 + "covers them, and the checks above say whether it did.</p>\n");
         list(html, "election-findings", report.result.electionFindings().stream().map(Violation::toString).toList(),
                 "none");

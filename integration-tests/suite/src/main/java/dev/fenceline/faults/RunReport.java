@@ -182,7 +182,7 @@ public final class RunReport {
         totals.put("violations_per_check", perCheck);
         totals.put("leader_overlap_ns", r.leaderOverlapNs());
         totals.put("leader_overlap_across_coordinator_rebuild_ns", r.crossRebuildOverlapNs());
-        totals.put("leader_overlap_around_slow_etcd_disk_ns", r.slowDiskOverlapNs());
+        totals.put("leader_overlap_around_etcd_stall_ns", r.etcdStallOverlapNs());
         totals.put("election_findings", r.electionFindings().size());
         totals.put("skip_notes", skipNotes);
         totals.put("validity_windows_recorded", h.validityWindows.size());
@@ -264,10 +264,10 @@ public final class RunReport {
             skipNotes.forEach((k, why) -> sb.append("  ").append(k).append(": ").append(why).append('\n'));
         }
         sb.append(String.format(Locale.ROOT, "etcd %s; rogue writes: %d made, %d refused, %d audited exactly once, %d "
-                        + "committed; election findings %d (succession bound %s ms), validity overlap around slow etcd "
-                        + "disks %d ns%n", totals.get("etcd_server_version"), result.rogue().attempts(),
+                        + "committed; election findings %d (succession bound %s ms), validity overlap around stalled etcd "
+                        + "members %d ns%n", totals.get("etcd_server_version"), result.rogue().attempts(),
                 result.rogue().refused(), result.rogue().audited(), result.rogue().committed(),
-                result.electionFindings().size(), totals.get("succession_bound_ms"), result.slowDiskOverlapNs()));
+                result.electionFindings().size(), totals.get("succession_bound_ms"), result.etcdStallOverlapNs()));
         if (result.asyncLoss().total() > 0) {
             sb.append("Acknowledged commits lost by failovers to an asynchronous standby (durability, not a violation): ")
                     .append(result.asyncLoss().payments()).append(" inserted payment(s), ")

@@ -20,11 +20,12 @@ public enum Check {
      */
     SUCCESSION_SLOWER_THAN_BOUND("(liveness finding) no successor within TTL + 1 s while an etcd member hung"),
     /**
-     * Not a safety property: two workers believed they were valid leaders at once around a slow etcd disk (etcd
-     * 3.4 may revoke a lease being renewed after such a stall). Expected there; the database fence must (and (b)
-     * checks that it does) keep the older term out.
+     * Not a safety property: two workers believed they were valid leaders at once during or after a stalled etcd
+     * member (a slow disk or a hung process): etcd 3.4 may revoke a lease being renewed after a disk stall, and a
+     * Raft leader resumed from a hang may confirm a renewal before it learns it was deposed. Reported; the database
+     * fence must (and (b) checks that it does) keep the older term out.
      */
-    ELECTION_OVERLAP_SLOW_DISK("(election finding) two workers valid at once around a slow etcd disk"),
+    ELECTION_OVERLAP_ETCD_STALL("(election finding) two workers valid at once around a stalled etcd member"),
     /**
      * Not a safety property: what (c) and (d) find missing that was acknowledged before a failover to an
      * <em>asynchronous</em> standby. Such a standby may lack the primary's last acknowledged commits; losing them is
@@ -40,7 +41,7 @@ public enum Check {
 
     /** Findings about the election (liveness, validity overlaps) that are reported, not failed on. */
     public boolean isElectionFinding() {
-        return this == SUCCESSION_SLOWER_THAN_BOUND || this == ELECTION_OVERLAP_SLOW_DISK;
+        return this == SUCCESSION_SLOWER_THAN_BOUND || this == ELECTION_OVERLAP_ETCD_STALL;
     }
 
     private final String title;

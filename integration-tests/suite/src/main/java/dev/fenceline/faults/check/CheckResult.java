@@ -12,7 +12,7 @@ import java.util.Map;
  */
 public record CheckResult(long seed, List<Violation> violations, List<FaultOutcome> faultOutcomes,
                           long leaderOverlapNs, long crossRebuildOverlapNs, boolean validityAvailable,
-                          Map<Check, Integer> checkedItems, AsyncLoss asyncLoss, long slowDiskOverlapNs,
+                          Map<Check, Integer> checkedItems, AsyncLoss asyncLoss, long etcdStallOverlapNs,
                           RogueSummary rogue) {
 
     public CheckResult(long seed, List<Violation> violations, List<FaultOutcome> faultOutcomes, long leaderOverlapNs,
@@ -51,7 +51,7 @@ public record CheckResult(long seed, List<Violation> violations, List<FaultOutco
         return violations(Check.LOST_BY_ASYNC_FAILOVER);
     }
 
-    /** Findings about the election (slow succession, validity overlaps around a slow etcd disk): reported, not failed. */
+    /** Findings about the election (slow succession, validity overlaps around a stalled etcd member): reported, not failed. */
     public List<Violation> electionFindings() {
         return violations.stream().filter(v -> v.check().isElectionFinding()).toList();
     }

@@ -12,8 +12,8 @@ import java.util.Objects;
  * @param requireValidityWindows (f): when true, a history with leaders but no validity records is a violation
  *                             (the property cannot be checked); when false it is reported as unavailable.
  * @param ttl                  the election's lease TTL: the succession bound of a hung etcd member is TTL + 1 s, and
- *                             a slow etcd disk's aftermath (validity overlaps reported apart) lasts 3 TTL + 1 s after
- *                             its heal (the delayed fdatasync of TTL + 1 s, then a lease's TTL twice)
+ *                             a stalled etcd member's aftermath (validity overlaps reported apart) lasts 3 TTL + 1 s
+ *                             after its heal (a delayed fdatasync of TTL + 1 s, then a lease's TTL twice)
  */
 public record CheckerConfig(Duration livenessBound, Duration markTimeAmbiguity, boolean requireValidityWindows,
                             Duration ttl) {
@@ -47,8 +47,8 @@ public record CheckerConfig(Duration livenessBound, Duration markTimeAmbiguity, 
         return ttl.plusSeconds(1);
     }
 
-    /** How long after a slow etcd disk is healed its effects (late lease revocations) may still show. */
-    public Duration slowDiskAftermath() {
+    /** How long after a stalled etcd member (slow disk, hung process) is healed its effects may still show. */
+    public Duration etcdStallAftermath() {
         return ttl.multipliedBy(3).plusSeconds(1);
     }
 

@@ -543,11 +543,11 @@ public final class HistoryChecker {
             }
         }
         rebuilds.sort(null);
-        List<long[]> slowDisks = new ArrayList<>();
+        List<long[]> stalls = new ArrayList<>();
         for (FaultRecord f : h.faults) {
-            if (SLOW_DISK_KIND.equals(f.kind())) {
-                long healed = f.healMonoNs() < 0 ? Long.MAX_VALUE : f.healMonoNs() + config.slowDiskAftermath().toNanos();
-                slowDisks.add(new long[]{f.injectMonoNs(), healed, f.index()});
+            if (SLOW_DISK_KIND.equals(f.kind()) || HUNG_MEMBER_KIND.equals(f.kind())) {
+                long healed = f.healMonoNs() < 0 ? Long.MAX_VALUE : f.healMonoNs() + config.etcdStallAftermath().toNanos();
+                stalls.add(new long[]{f.injectMonoNs(), healed, f.index()});
             }
         }
         // A claim counts only while the worker's own state log says LEADER (SUSPECT, LOST, FOLLOWER... end it), and
@@ -614,7 +614,7 @@ public final class HistoryChecker {
         List<String> keys = new ArrayList<>(unions.keySet());
         long total = 0;
         long crossRebuild = 0;
-        long slowDisk = 0;
+        long stalled = 0;
         for (int i = 0; i < keys.size(); i++) {
             String wi = keys.get(i).substring(0, keys.get(i).indexOf('\u0000'));
             for (int j = i + 1; j < keys.size(); j++) {
@@ -633,15 +633,15 @@ public final class HistoryChecker {
                             crossRebuild += until - from;
                             continue;
                         }
-                        long[] disk = overlapping(slowDisks, from, until);
+                        long[] disk = overlapping(stalls, from, until);
                         if (disk != null) {
-                            slowDisk += until - from;
-                            out.add(new Violation(Check.ELECTION_OVERLAP_SLOW_DISK, wi + " (term " + x[2] + ") and " + wj
+                            stalled += until - from;
+                            out.add(new Violation(Check.ELECTION_OVERLAP_ETCD_STALL, wi + " (term " + x[2] + ") and " + wj
                                     + " (term " + y[2] + ") both believed they were valid leaders for "
                                     + String.format(java.util.Locale.ROOT, "%.3f", (until - from) / 1e6)
                                     + " ms (monotonic " + from + ".." + until + " ns), during or after fault #" + disk[2]
-                                    + " " + SLOW_DISK_KIND + " (expected where etcd revokes a renewed lease after a "
-                                    + "disk stall)"));
+                                    + " " + kindOf(h, (int) disk[2]) + " (a stalled etcd member; etcd 3.4 can confirm "
+                                    + "or revoke leases wrongly around such stalls)"));
                             continue;
                         }
                         total += until - from;
@@ -655,11 +655,15 @@ public final class HistoryChecker {
         }
         overlapOut[0] = total;
         overlapOut[1] = crossRebuild;
-        overlapOut[2] = slowDisk;
+        overlapOut[2] = stalled;
         return true;
     }
 
-    /** The slow-disk window (inject .. heal + aftermath, index) that [from, until) overlaps, or null. */
+    private static String kindOf(History h, int index) {
+        return h.faults.stream().filter(f -> f.index() == index).map(FaultRecord::kind).findFirst().orElse("?");
+    }
+
+    /** The stall window (inject .. heal + aftermath, index) that [from, until) overlaps, or null. */
     private static long[] overlapping(List<long[]> windows, long from, long until) {
         for (long[] w : windows) {
             if (from < w[1] && until > w[0]) {
@@ -673,7 +677,7 @@ public final class HistoryChecker {
     public static final String REBUILD_KIND = Faults.COORDINATOR_REBUILT;
     /** The hung etcd member: its succession time is held against {@link CheckerConfig#successionBound()}. */
     static final String HUNG_MEMBER_KIND = Faults.HUNG_ETCD_MEMBER;
-    /** The slow etcd disk: validity overlaps around it are reported apart ({@link Check#ELECTION_OVERLAP_SLOW_DISK}). */
+    /** The slow etcd disk: validity overlaps around it (and a hung member) are reported apart ({@link Check#ELECTION_OVERLAP_ETCD_STALL}). */
     static final String SLOW_DISK_KIND = Faults.SLOW_ETCD_DISK;
     /** Every rogue write's leader_id starts with this (so its audit row can be told from a worker's). */
     public static final String ROGUE_PREFIX = "rogue-";
