@@ -60,6 +60,7 @@ public final class FaultSuiteRunner {
         System.out.println("[fault-suite] seed " + cfg.seed());
         List<FaultRecord> faults = new ArrayList<>();
         List<String> skipped = new ArrayList<>();
+        java.util.Map<String, String> skipNotes = new java.util.LinkedHashMap<>();
         try (FaultEnvironment env = FaultEnvironment.start(cfg)) {
             Duration ttl = cfg.ttl();
             Duration liveness = CheckerConfig.forTtl(ttl).livenessBound();
@@ -85,10 +86,16 @@ public final class FaultSuiteRunner {
                 if (!fault.available(env)) {
                     if (!skipped.contains(kind)) {
                         skipped.add(kind);
+                        String why = fault.unavailableReason(env);
+                        if (why != null) {
+                            skipNotes.put(kind, why);
+                            System.out.println("[fault-suite] skipping " + kind + ": " + why);
+                        }
                     }
                     continue;
                 }
                 index++;
+                env.injectionIndex(index);
                 env.injections.merge(kind, 1, Integer::sum);
                 Random rnd = new Random(cfg.seed() * 1_000_003L + index);
                 long mark = env.mark();
@@ -132,14 +139,16 @@ public final class FaultSuiteRunner {
                 w.stop(ttl.plusSeconds(2));
             }
             DbSnapshot db = DbSnapshot.read(env.dataSource);
+            String etcdVersion = Faults.etcdServerVersion(env);
             HistoryFiles files = env.readHistory();
             History history = History.builder(cfg.seed()).resource(cfg.election())
                     .attempts(files.attempts).states(files.states).validities(files.validity)
                     .committed(db.batches()).marks(db.marks()).rejected(db.rejected()).payments(db.payments())
                     .inserted(env.inserter.insertedIds()).faults(faults)
-                    .asynchronousStandby(cfg.postgres().standby() == PostgresSetup.Standby.ASYNCHRONOUS).build();
+                    .asynchronousStandby(cfg.postgres().standby() == PostgresSetup.Standby.ASYNCHRONOUS)
+                    .rogue(env.rogueAttempts()).rogueRowsCommitted(db.rogueRows()).etcdServerVersion(etcdVersion).build();
             CheckResult result = new HistoryChecker(CheckerConfig.forTtl(ttl)).check(history);
-            RunReport report = RunReport.of(cfg, history, result, skipped, files.unreadableLines,
+            RunReport report = RunReport.of(cfg, history, result, skipped, skipNotes, files.unreadableLines,
                     Duration.ofNanos(System.nanoTime() - started), env.runDir);
             report.write(cfg.outputDir().resolve("report-" + cfg.seed() + ".json"));
             report.write(cfg.outputDir().resolve("report-latest.json"));

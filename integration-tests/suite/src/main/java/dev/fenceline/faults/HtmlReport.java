@@ -65,21 +65,43 @@ final class HtmlReport {
         html.append("<h2>Per fault kind</h2>\n<table id=\"per-kind\"><thead><tr><th>fault kind</th><th>injections</th>"
                 + "<th>new leader committed while in force</th><th>batches committed</th><th>stale attempts rejected</th>"
                 + "<th>violations</th><th>failover p50 / p99 / max (ms)</th><th>recovery after heal p50 / p99 / max (ms)</th>"
-                + "</tr></thead><tbody>\n");
+                + "<th>successor p50 / p99 / max (ms)</th><th>election findings</th>"
+                + "<th>rogue writes refused / audited once / made</th></tr></thead><tbody>\n");
         for (RunReport.Row r : report.rows) {
             html.append("<tr data-kind=\"").append(esc(r.kind())).append("\"><td>").append(esc(r.kind()))
-                    .append(report.skippedKinds.contains(r.kind()) ? " <i>(skipped: not available)</i>" : "")
+                    .append(report.skippedKinds.contains(r.kind()) ? " <i>(skipped: "
+                            + esc(report.skipNotes.getOrDefault(r.kind(), "not available")) + ")</i>" : "")
                     .append("</td><td>").append(r.injections()).append("</td><td>").append(r.takeoversDuringFault())
                     .append("</td><td>").append(r.batchesCommitted()).append("</td><td>").append(r.staleRejected())
                     .append("</td><td class=\"").append(r.violations() > 0 ? "bad" : "").append("\">").append(r.violations())
                     .append("</td><td>").append(triple(r.failoverSamples() == 0 ? -1 : r.failoverP50(), r.failoverP99(),
                             r.failoverMax())).append("</td><td>")
-                    .append(triple(r.recoveryP50(), r.recoveryP99(), r.recoveryMax())).append("</td></tr>\n");
+                    .append(triple(r.recoveryP50(), r.recoveryP99(), r.recoveryMax())).append("</td><td>")
+                    .append(triple(r.successorSamples() == 0 ? -1 : r.successorP50(), r.successorP99(), r.successorMax()))
+                    .append("</td><td class=\"").append(r.electionFindings() > 0 ? "warn" : "").append("\">")
+                    .append(r.electionFindings()).append("</td><td>")
+                    .append(r.rogueAttempts() == 0 ? "-" : r.rogueRefused() + " / " + r.rogueAudited() + " / " + r.rogueAttempts())
+                    .append("</td></tr>\n");
         }
         html.append("</tbody></table>\n");
 
         html.append("<h2>Violations</h2>\n");
         list(html, "violations", report.result.safetyViolations().stream().map(Violation::toString).toList(),
+                "none");
+        html.append("<h2>Rogue writes</h2>\n<p id=\"rogue\">A login that is no leader wrote to protected tables with "
+                + "stale, missing, invalid and over-jumped terms, through two-phase commit, after releasing its advisory "
+                + "locks, into a partition and through a foreign-key cascade (rogueWriter), and many at once (auditFlood). "
+                + "Made: " + report.result.rogue().attempts() + ", refused by the fence: " + report.result.rogue().refused()
+                + ", audited exactly once: " + report.result.rogue().audited() + ", committed: "
+                + report.result.rogue().committed() + ", failed or unknown (no fence decision): "
+                + report.result.rogue().failed() + ". etcd server " + esc(String.valueOf(totals.get("etcd_server_version")))
+                + ".</p>\n");
+        html.append("<h2>Election findings</h2>\n<p>Liveness and validity findings about the election (a hung etcd "
+                + "member: no successor within TTL + 1 s; around a stalled etcd member (slow disk, hung process): two workers valid "
+                + "at once, "
+                + report.result.etcdStallOverlapNs() + " ns in all). Reported, not violations: the database fence "
+                + "covers them, and the checks above say whether it did.</p>\n");
+        list(html, "election-findings", report.result.electionFindings().stream().map(Violation::toString).toList(),
                 "none");
         html.append("<h2>Acknowledged commits lost by a failover to an asynchronous standby</h2>\n"
                 + "<p>Durability, not fencing: an asynchronous standby may lack what the primary acknowledged last. "
@@ -222,7 +244,7 @@ final class HtmlReport {
             "table { border-collapse: collapse; } td, th { border: 1px solid #ccc; padding: 3px 8px; text-align: right; }",
             "td:first-child, th:first-child, #faults td:nth-child(2), #faults td:nth-child(3), #faults td:last-child "
                     + "{ text-align: left; }",
-            ".ok { color: #1a7f37; } .bad { color: #c62828; font-weight: bold; } #js-errors { color: #c62828; }",
+            ".ok { color: #1a7f37; } .bad { color: #c62828; font-weight: bold; } .warn { color: #b26a00; } #js-errors { color: #c62828; }",
             "#timeline { overflow-x: auto; border: 1px solid #ddd; } #timeline svg { display: block; }",
             ".sw, .tk { display: inline-block; width: 14px; height: 10px; margin: 0 3px 0 8px; vertical-align: middle; }",
             ".tk { width: 4px; height: 12px; }",

@@ -9,6 +9,7 @@ import dev.fenceline.faults.check.Violation;
 import dev.fenceline.faults.history.BatchAttempt;
 import dev.fenceline.faults.history.History;
 import dev.fenceline.faults.history.Outcome;
+import dev.fenceline.faults.history.RogueAttempt;
 import dev.fenceline.faults.workload.RunConfig;
 
 import java.io.IOException;
@@ -30,7 +31,9 @@ public final class RunReport {
     public record Row(String kind, int injections, int takeoversDuringFault, int batchesCommitted, int staleRejected,
                       int violations,
                       long failoverP50, long failoverP99, long failoverMax, int failoverSamples,
-                      long recoveryP50, long recoveryP99, long recoveryMax) {
+                      long recoveryP50, long recoveryP99, long recoveryMax,
+                      long successorP50, long successorP99, long successorMax, int successorSamples,
+                      int electionFindings, int rogueAttempts, int rogueRefused, int rogueAudited) {
     }
 
     public final long seed;
@@ -38,12 +41,15 @@ public final class RunReport {
     public final List<Row> rows;
     public final Map<String, Object> totals;
     public final List<String> skippedKinds;
+    /** Why a skipped kind could not run here, where known. */
+    public final Map<String, String> skipNotes;
     public final List<Map<String, Object>> faults;
     /** What the run recorded, for the HTML timeline ({@link HtmlReport}); not part of the JSON. */
     final History history;
 
     private RunReport(long seed, CheckResult result, List<Row> rows, Map<String, Object> totals, List<String> skipped,
-                      List<Map<String, Object>> faults, History history) {
+                      Map<String, String> skipNotes, List<Map<String, Object>> faults, History history) {
+        this.skipNotes = Map.copyOf(skipNotes);
         this.history = history;
         this.seed = seed;
         this.result = result;
@@ -55,6 +61,29 @@ public final class RunReport {
 
     public static RunReport of(RunConfig cfg, History h, CheckResult r, List<String> skipped, int unreadableLines,
                                Duration elapsed, Path runDir) {
+        return of(cfg, h, r, skipped, Map.of(), unreadableLines, elapsed, runDir);
+    }
+
+    public static RunReport of(RunConfig cfg, History h, CheckResult r, List<String> skipped,
+                               Map<String, String> skipNotes, int unreadableLines, Duration elapsed, Path runDir) {
+        // Rogue writes per injection, and how many audit rows name each one.
+        Map<String, Integer> auditRows = new LinkedHashMap<>();
+        for (var w : h.rejectedWrites) {
+            if (w.leaderId() != null && w.leaderId().startsWith(dev.fenceline.faults.check.HistoryChecker.ROGUE_PREFIX)) {
+                auditRows.merge(w.leaderId(), 1, Integer::sum);
+            }
+        }
+        Map<Integer, int[]> roguePerFault = new LinkedHashMap<>();
+        for (RogueAttempt a : h.rogueAttempts) {
+            int[] c = roguePerFault.computeIfAbsent(a.faultIndex(), k -> new int[3]);
+            c[0]++;
+            if (a.outcome() == Outcome.REJECTED) {
+                c[1]++;
+                if (auditRows.getOrDefault(a.id(), 0) == 1) {
+                    c[2]++;
+                }
+            }
+        }
         Map<String, List<FaultOutcome>> byKind = new LinkedHashMap<>();
         for (String k : cfg.kinds()) {
             byKind.put(k, new ArrayList<>());
@@ -70,7 +99,23 @@ public final class RunReport {
             int rejected = 0;
             int violations = 0;
             int takeovers = 0;
+            List<Long> succ = new ArrayList<>();
+            int findings = 0;
+            int[] rogue = new int[3];
             for (FaultOutcome o : e.getValue()) {
+                if (o.successorNs() >= 0) {
+                    succ.add(o.successorNs() / 1_000_000);
+                }
+                int[] rc = roguePerFault.getOrDefault(o.fault().index(), new int[3]);
+                for (int i = 0; i < 3; i++) {
+                    rogue[i] += rc[i];
+                }
+                String finding = "fault #" + o.fault().index() + " " + o.fault().kind() + " ";
+                for (Violation v : r.electionFindings()) {
+                    if (v.explanation().contains(finding)) {
+                        findings++;
+                    }
+                }
                 long held = o.fault().healMonoNs() - o.fault().injectMonoNs();
                 if (o.failoverNs() >= 0 && o.failoverNs() < held) {
                     takeovers++;
@@ -91,7 +136,8 @@ public final class RunReport {
                 }
             }
             rows.add(new Row(e.getKey(), e.getValue().size(), takeovers, committed, rejected, violations,
-                    pct(fo, 50), pct(fo, 99), pct(fo, 100), fo.size(), pct(rec, 50), pct(rec, 99), pct(rec, 100)));
+                    pct(fo, 50), pct(fo, 99), pct(fo, 100), fo.size(), pct(rec, 50), pct(rec, 99), pct(rec, 100),
+                    pct(succ, 50), pct(succ, 99), pct(succ, 100), succ.size(), findings, rogue[0], rogue[1], rogue[2]));
         }
         Map<String, Object> totals = new LinkedHashMap<>();
         totals.put("seed", cfg.seed());
@@ -113,6 +159,16 @@ public final class RunReport {
         }
         totals.put("attempt_outcomes", outcomes);
         totals.put("postgres", cfg.postgres().toString());
+        totals.put("etcd_server_version", h.etcdServerVersion);
+        totals.put("succession_bound_ms", dev.fenceline.faults.check.CheckerConfig.forTtl(cfg.ttl()).successionBound().toMillis());
+        Map<String, Integer> rogue = new LinkedHashMap<>();
+        rogue.put("attempts", r.rogue().attempts());
+        rogue.put("refused", r.rogue().refused());
+        rogue.put("audited_once", r.rogue().audited());
+        rogue.put("committed", r.rogue().committed());
+        rogue.put("failed_or_unknown", r.rogue().failed());
+        rogue.put("flood_attempts", (int) h.rogueAttempts.stream().filter(RogueAttempt::flood).count());
+        totals.put("rogue_writes", rogue);
         totals.put("violations", r.safetyViolations().size());
         Map<String, Integer> lost = new LinkedHashMap<>();
         lost.put("payments", r.asyncLoss().payments());
@@ -126,6 +182,9 @@ public final class RunReport {
         totals.put("violations_per_check", perCheck);
         totals.put("leader_overlap_ns", r.leaderOverlapNs());
         totals.put("leader_overlap_across_coordinator_rebuild_ns", r.crossRebuildOverlapNs());
+        totals.put("leader_overlap_around_etcd_stall_ns", r.etcdStallOverlapNs());
+        totals.put("election_findings", r.electionFindings().size());
+        totals.put("skip_notes", skipNotes);
         totals.put("validity_windows_recorded", h.validityWindows.size());
         totals.put("unreadable_history_lines", unreadableLines);
         totals.put("run_dir", runDir.toString());
@@ -142,11 +201,18 @@ public final class RunReport {
             f.put("new_leader_committed_while_in_force",
                     o.failoverNs() >= 0 && o.failoverNs() < o.fault().healMonoNs() - o.fault().injectMonoNs());
             f.put("recovery_ms", o.recoveryNs() < 0 ? null : o.recoveryNs() / 1_000_000);
+            f.put("successor_ms", o.successorNs() < 0 ? null : o.successorNs() / 1_000_000);
+            int[] rc = roguePerFault.get(o.fault().index());
+            if (rc != null) {
+                f.put("rogue_writes", rc[0]);
+                f.put("rogue_refused", rc[1]);
+                f.put("rogue_audited_once", rc[2]);
+            }
             f.put("batches_committed", o.committed());
             f.put("stale_rejected", o.rejected());
             faults.add(f);
         }
-        return new RunReport(cfg.seed(), r, rows, totals, List.copyOf(skipped), faults, h);
+        return new RunReport(cfg.seed(), r, rows, totals, List.copyOf(skipped), skipNotes, faults, h);
     }
 
     static long pct(List<Long> samples, int p) {
@@ -179,19 +245,29 @@ public final class RunReport {
                 rows.stream().mapToInt(Row::staleRejected).sum(), result.safetyViolations().size(), result.leaderOverlapNs()));
         sb.append("| fault kind | injections | new leader committed while in force | batches committed "
                 + "| stale attempts rejected | violations "
-                + "| failover p50 / p99 / max (ms) | recovery after heal p50 / p99 / max (ms) |\n");
-        sb.append("|---|---:|---:|---:|---:|---:|---|---|\n");
+                + "| failover p50 / p99 / max (ms) | recovery after heal p50 / p99 / max (ms) "
+                + "| successor p50 / p99 / max (ms) | election findings | rogue writes refused / audited / made |\n");
+        sb.append("|---|---:|---:|---:|---:|---:|---|---|---|---:|---|\n");
         for (Row r : rows) {
-            sb.append(String.format(Locale.ROOT, "| %s | %d | %d | %d | %d | %d | %s | %s |%n", r.kind(), r.injections(),
+            sb.append(String.format(Locale.ROOT, "| %s | %d | %d | %d | %d | %d | %s | %s | %s | %d | %s |%n", r.kind(), r.injections(),
                     r.takeoversDuringFault(),
                     r.batchesCommitted(), r.staleRejected(), r.violations(),
                     r.injections() == 0 ? "-" : r.failoverSamples() == 0 ? "n/a (no new term)" : ms(r.failoverP50()) + " / " + ms(r.failoverP99()) + " / "
                             + ms(r.failoverMax()) + (r.failoverSamples() < r.injections() ? " (" + r.failoverSamples() + " with a new term)" : ""),
-                    ms(r.recoveryP50()) + " / " + ms(r.recoveryP99()) + " / " + ms(r.recoveryMax())));
+                    ms(r.recoveryP50()) + " / " + ms(r.recoveryP99()) + " / " + ms(r.recoveryMax()),
+                    r.successorSamples() == 0 ? "-" : ms(r.successorP50()) + " / " + ms(r.successorP99()) + " / "
+                            + ms(r.successorMax()), r.electionFindings(),
+                    r.rogueAttempts() == 0 ? "-" : r.rogueRefused() + " / " + r.rogueAudited() + " / " + r.rogueAttempts()));
         }
         if (!skippedKinds.isEmpty()) {
             sb.append("Skipped (not available here): ").append(skippedKinds).append('\n');
+            skipNotes.forEach((k, why) -> sb.append("  ").append(k).append(": ").append(why).append('\n'));
         }
+        sb.append(String.format(Locale.ROOT, "etcd %s; rogue writes: %d made, %d refused, %d audited exactly once, %d "
+                        + "committed; election findings %d (succession bound %s ms), validity overlap around stalled etcd "
+                        + "members %d ns%n", totals.get("etcd_server_version"), result.rogue().attempts(),
+                result.rogue().refused(), result.rogue().audited(), result.rogue().committed(),
+                result.electionFindings().size(), totals.get("succession_bound_ms"), result.etcdStallOverlapNs()));
         if (result.asyncLoss().total() > 0) {
             sb.append("Acknowledged commits lost by failovers to an asynchronous standby (durability, not a violation): ")
                     .append(result.asyncLoss().payments()).append(" inserted payment(s), ")
@@ -215,6 +291,8 @@ public final class RunReport {
         json.put("skipped_kinds", skippedKinds);
         json.put("ok", result.ok());
         json.put("violations", result.safetyViolations().stream().map(Violation::toString).toList());
+        json.put("election_findings", result.electionFindings().stream().map(Violation::toString).toList());
+        json.put("skip_notes", skipNotes);
         json.put("lost_by_async_failover", result.lostByAsyncFailover().stream().map(Violation::explanation).toList());
         json.put("faults", faults);
         json.put("table_markdown", table());

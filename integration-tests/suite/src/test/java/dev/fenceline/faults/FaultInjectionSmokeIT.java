@@ -18,7 +18,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The smoke mode of the fault-injection suite (runs in {@code mvn verify}): 3 real workers of the sample against a
  * real PostgreSQL and a real 3-member etcd; every fault kind injected twice in a seeded order; then the history
- * check. Two runs: the workers connected directly (every kind that needs nothing more), then the workers behind
+ * check. Two runs: the workers connected directly (every kind that needs nothing more: also a hung etcd member, a slow
+ * etcd disk, a rogue writer and an audit flood), then the workers behind
  * PgBouncer in transaction mode with a synchronous standby (the pooler and failover kinds, and leader freezes, whose
  * stale batches the fence must reject through the pooler). Injecting is capped at 4 + 2 minutes. Set
  * {@code -Dfenceline.faults.seed=N} to replay a schedule. Timing is reported, never asserted (except the generous
@@ -35,8 +36,18 @@ class FaultInjectionSmokeIT {
     void everyFaultKindTwiceAndNoStaleWriteEverCommits() {
         List<String> kinds = new ArrayList<>(Faults.kinds());
         kinds.removeAll(Faults.POSTGRES_PATH_KINDS);
+        String only = System.getProperty("fenceline.faults.kinds", "");
+        if (!only.isBlank()) {
+            kinds.retainAll(List.of(only.split(",")));   // to debug some kinds; CI runs them all
+        }
         RunReport report = FaultSuiteRunner.run(capped(RunConfig.smoke(SEED, JAR, OUT, kinds), Duration.ofMinutes(4)));
         assertPassedWithEveryKindTwice(report, OUT);
+        if (kinds.contains(Faults.ROGUE_WRITER) || kinds.contains(Faults.AUDIT_FLOOD)) {
+            // (g)/(h) passed above; here: the rogue writes were really made, and the fence decided on them.
+            assertThat(report.result.rogue().attempts()).as("rogue writes made").isPositive();
+            assertThat(report.result.rogue().refused()).as("rogue writes refused by the fence")
+                    .isEqualTo(report.result.rogue().attempts() - report.result.rogue().failed()).isPositive();
+        }
     }
 
     @Test
@@ -54,7 +65,9 @@ class FaultInjectionSmokeIT {
     }
 
     private static void assertPassedWithEveryKindTwice(RunReport report, Path out) {
-        assertThat(report.result.violations()).as(report.result.explain()).isEmpty();
+        // Election findings (a slow succession behind a hung etcd member, validity overlaps around a slow disk) are
+        // reported, not failed on; every safety property must hold.
+        assertThat(report.result.safetyViolations()).as(report.result.explain()).isEmpty();
         report.injectionsPerKind().forEach((kind, n) -> {
             if (!report.skippedKinds.contains(kind)) {
                 assertThat(n).as("injections of %s (seed %d)", kind, SEED).isGreaterThanOrEqualTo(2);

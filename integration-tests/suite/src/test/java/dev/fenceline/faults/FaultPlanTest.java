@@ -33,11 +33,12 @@ class FaultPlanTest {
     }
 
     @Test
-    void everyIssueFaultKindIsThere() {
+    void everyFaultKindIsThere() {
         assertThat(Faults.kinds()).containsExactlyInAnyOrder("freezeLeader", "killLeader", "workerEtcdPartition",
                 "quorumLoss", "quorumBlip", "minorityPartition", "clockJump", "dbConnectionLoss", "coordinatorRebuilt",
-                "pgbouncerRestart", "pgbouncerPause", "poolerServerConnKill", "postgresFailover");
-        assertThat(Faults.kinds()).containsAll(Faults.POSTGRES_PATH_KINDS);
+                "pgbouncerRestart", "pgbouncerPause", "poolerServerConnKill", "postgresFailover",
+                "hungEtcdMember", "slowEtcdDisk", "rogueWriter", "auditFlood");
+        assertThat(Faults.kinds()).containsAll(Faults.POSTGRES_PATH_KINDS).containsAll(Faults.ETCD_AND_ROGUE_KINDS);
     }
 
     @Test

@@ -12,7 +12,15 @@ import java.util.Map;
  */
 public record CheckResult(long seed, List<Violation> violations, List<FaultOutcome> faultOutcomes,
                           long leaderOverlapNs, long crossRebuildOverlapNs, boolean validityAvailable,
-                          Map<Check, Integer> checkedItems, AsyncLoss asyncLoss) {
+                          Map<Check, Integer> checkedItems, AsyncLoss asyncLoss, long etcdStallOverlapNs,
+                          RogueSummary rogue) {
+
+    public CheckResult(long seed, List<Violation> violations, List<FaultOutcome> faultOutcomes, long leaderOverlapNs,
+                       long crossRebuildOverlapNs, boolean validityAvailable, Map<Check, Integer> checkedItems,
+                       AsyncLoss asyncLoss) {
+        this(seed, violations, faultOutcomes, leaderOverlapNs, crossRebuildOverlapNs, validityAvailable, checkedItems,
+                asyncLoss, 0, RogueSummary.NONE);
+    }
 
     public CheckResult(long seed, List<Violation> violations, List<FaultOutcome> faultOutcomes, long leaderOverlapNs,
                        long crossRebuildOverlapNs, boolean validityAvailable, Map<Check, Integer> checkedItems) {
@@ -22,6 +30,7 @@ public record CheckResult(long seed, List<Violation> violations, List<FaultOutco
 
     public CheckResult {
         java.util.Objects.requireNonNull(asyncLoss, "asyncLoss");
+        java.util.Objects.requireNonNull(rogue, "rogue");
         violations = List.copyOf(violations);
         faultOutcomes = List.copyOf(faultOutcomes);
         checkedItems = Map.copyOf(checkedItems);
@@ -32,7 +41,7 @@ public record CheckResult(long seed, List<Violation> violations, List<FaultOutco
         return safetyViolations().isEmpty();
     }
 
-    /** Every finding but {@link Check#LOST_BY_ASYNC_FAILOVER}. */
+    /** Every finding but {@link Check#LOST_BY_ASYNC_FAILOVER} and the election findings. */
     public List<Violation> safetyViolations() {
         return violations.stream().filter(v -> v.check().isViolation()).toList();
     }
@@ -40,6 +49,11 @@ public record CheckResult(long seed, List<Violation> violations, List<FaultOutco
     /** Acknowledged commits a failover to an asynchronous standby lost (expected there; not a violation). */
     public List<Violation> lostByAsyncFailover() {
         return violations(Check.LOST_BY_ASYNC_FAILOVER);
+    }
+
+    /** Findings about the election (slow succession, validity overlaps around a stalled etcd member): reported, not failed. */
+    public List<Violation> electionFindings() {
+        return violations.stream().filter(v -> v.check().isElectionFinding()).toList();
     }
 
     public List<Violation> violations(Check check) {
@@ -62,6 +76,13 @@ public record CheckResult(long seed, List<Violation> violations, List<FaultOutco
             sb.append(safety.size()).append(" violation(s) (seed ").append(seed)
                     .append("; rerun with the same seed to reproduce the fault schedule):");
             for (Violation v : safety) {
+                sb.append("\n  - ").append(v);
+            }
+        }
+        List<Violation> findings = electionFindings();
+        if (!findings.isEmpty()) {
+            sb.append("\nelection findings (reported, not violations: the database fence covers them):");
+            for (Violation v : findings) {
                 sb.append("\n  - ").append(v);
             }
         }

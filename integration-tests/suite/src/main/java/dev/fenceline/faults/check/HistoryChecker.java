@@ -7,6 +7,7 @@ import dev.fenceline.faults.history.History;
 import dev.fenceline.faults.history.Outcome;
 import dev.fenceline.faults.history.Payment;
 import dev.fenceline.faults.history.RejectedWrite;
+import dev.fenceline.faults.history.RogueAttempt;
 import dev.fenceline.faults.history.StateChange;
 import dev.fenceline.faults.history.TermMark;
 import dev.fenceline.faults.history.ValidityWindow;
@@ -25,7 +26,7 @@ import java.util.Set;
 import java.util.TreeMap;
 
 /**
- * Judges a {@link History}: checks (a)–(f) of issue 6. Pure logic, no I/O. Each violation says exactly which rows or
+ * Judges a {@link History}: checks (a)–(i) (see {@link Check}). Pure logic, no I/O. Each violation says exactly which rows or
  * attempts break which property; {@link CheckResult#explain()} adds the seed.
  */
 public final class HistoryChecker {
@@ -45,11 +46,13 @@ public final class HistoryChecker {
         checkRejectionsAudited(h, out, items);
         checkExactlyOnce(h, out, items);
         List<FaultOutcome> outcomes = checkLiveness(h, out, items);
-        long[] overlap = {0, 0};
+        long[] overlap = {0, 0, 0};
         boolean validity = checkSingleValidLeader(h, out, items, overlap);
+        RogueSummary rogue = checkRogueWrites(h, out, items);
         List<Violation> all = out;
         AsyncLoss loss = new AsyncLoss(count(all, LOST_PAYMENTS), count(all, LOST_BATCH), count(all, LOST_AUDIT_ROW));
-        return new CheckResult(h.seed, capped(out), outcomes, overlap[0], overlap[1], validity, items, loss);
+        return new CheckResult(h.seed, capped(out), outcomes, overlap[0], overlap[1], validity, items, loss, overlap[2],
+                rogue);
     }
 
     private static final String LOST_PAYMENTS = "inserted payment(s) missing";
@@ -412,10 +415,108 @@ public final class HistoryChecker {
                         + f.target() + " the first commit came after " + Duration.ofNanos(recovery).toMillis()
                         + " ms, above the bound " + config.livenessBound().toMillis() + " ms"));
             }
-            outcomes.add(new FaultOutcome(f, recovery, failover, committed, rejected));
+            long successor = successor(h, f, windowEnd);
+            if (HUNG_MEMBER_KIND.equals(f.kind()) && (successor < 0 || successor > config.successionBound().toNanos())) {
+                out.add(new Violation(Check.SUCCESSION_SLOWER_THAN_BOUND, "fault #" + f.index() + " " + f.kind() + " on "
+                        + f.target() + ": " + (successor < 0 ? "no successor became leader before the next injection"
+                        : "the successor became leader after " + Duration.ofNanos(successor).toMillis() + " ms")
+                        + ", above the bound TTL + 1 s = " + config.successionBound().toMillis() + " ms"));
+            }
+            outcomes.add(new FaultOutcome(f, recovery, failover, committed, rejected, successor));
         }
         items.put(Check.E_LIVENESS, faults.size());
         return outcomes;
+    }
+
+    /**
+     * Injection → the first worker state LEADER with a term above every term led before the injection and above
+     * the mark at injection, before {@code windowEnd}; -1 if none.
+     */
+    private static long successor(History h, FaultRecord f, long windowEnd) {
+        long before = f.markAtInjection();
+        for (StateChange sc : h.stateChanges) {
+            if ("LEADER".equals(sc.state()) && sc.monoNs() <= f.injectMonoNs()) {
+                before = Math.max(before, sc.term());
+            }
+        }
+        long first = -1;
+        for (StateChange sc : h.stateChanges) {
+            if ("LEADER".equals(sc.state()) && sc.term() > before && sc.monoNs() > f.injectMonoNs()
+                    && sc.monoNs() < windowEnd && (first < 0 || sc.monoNs() < first)) {
+                first = sc.monoNs();
+            }
+        }
+        return first < 0 ? -1 : first - f.injectMonoNs();
+    }
+
+    // (g), (h), (i) -----------------------------------------------------------------------------------------
+    /**
+     * The rogue writer is no leader: every write it tries must be refused by the fence (no committed rogue row, no
+     * attempt told "committed"), every refused one audited exactly once (its audit row names it by leader_id), no
+     * audit row may name a rogue write that was never tried, and none may fail for lack of connections.
+     */
+    private RogueSummary checkRogueWrites(History h, List<Violation> out, Map<Check, Integer> items) {
+        Map<String, Integer> auditRows = new HashMap<>();
+        for (RejectedWrite r : h.rejectedWrites) {
+            if (r.leaderId() != null && r.leaderId().startsWith(ROGUE_PREFIX)) {
+                auditRows.merge(r.leaderId(), 1, Integer::sum);
+            }
+        }
+        int refused = 0;
+        int audited = 0;
+        int committed = h.rogueRowsCommitted.size();
+        int failed = 0;
+        Set<String> tried = new HashSet<>();
+        for (RogueAttempt a : h.rogueAttempts) {
+            tried.add(a.id());
+            int rows = auditRows.getOrDefault(a.id(), 0);
+            switch (a.outcome()) {
+                case COMMITTED -> {
+                    committed++;
+                    out.add(new Violation(Check.G_ROGUE_REFUSED, a.describe()
+                            + " was told it committed: a write without a valid term got past the fence"));
+                }
+                case REJECTED -> {
+                    refused++;
+                    if (rows == 1) {
+                        audited++;
+                    } else if (rows == 0) {
+                        FaultRecord failover = asyncFailoverAfter(h, a.endMonoNs());
+                        String what = a.describe() + " was refused but fencing.rejected_write has no row with leader_id "
+                                + a.id();
+                        out.add(failover == null ? new Violation(Check.H_ROGUE_AUDITED_ONCE, what)
+                                : new Violation(Check.LOST_BY_ASYNC_FAILOVER, what + lostBy(failover)));
+                    } else {
+                        out.add(new Violation(Check.H_ROGUE_AUDITED_ONCE, a.describe() + " was refused once but audited "
+                                + rows + " times"));
+                    }
+                }
+                default -> {
+                    failed++;
+                    if (rows > 1) {
+                        out.add(new Violation(Check.H_ROGUE_AUDITED_ONCE, a.describe() + " was audited " + rows
+                                + " times"));
+                    }
+                }
+            }
+            if (RogueAttempt.TOO_MANY_CONNECTIONS.equals(a.sqlState())) {
+                out.add(new Violation(Check.I_NO_CONNECTION_EXHAUSTION, a.describe()
+                        + " could not get a connection: too many clients (the audit or the flood exhausted the server)"));
+            }
+        }
+        for (String row : h.rogueRowsCommitted) {
+            out.add(new Violation(Check.G_ROGUE_REFUSED, "a rogue write committed: " + row));
+        }
+        auditRows.forEach((id, n) -> {
+            if (!tried.contains(id)) {
+                out.add(new Violation(Check.H_ROGUE_AUDITED_ONCE, n + " audit row(s) name rogue write " + id
+                        + ", which the rogue writer never tried"));
+            }
+        });
+        items.put(Check.G_ROGUE_REFUSED, h.rogueAttempts.size());
+        items.put(Check.H_ROGUE_AUDITED_ONCE, refused);
+        items.put(Check.I_NO_CONNECTION_EXHAUSTION, h.rogueAttempts.size());
+        return new RogueSummary(h.rogueAttempts.size(), refused, audited, committed, failed);
     }
 
     // (f) ---------------------------------------------------------------------------------------------------
@@ -442,6 +543,13 @@ public final class HistoryChecker {
             }
         }
         rebuilds.sort(null);
+        List<long[]> stalls = new ArrayList<>();
+        for (FaultRecord f : h.faults) {
+            if (SLOW_DISK_KIND.equals(f.kind()) || HUNG_MEMBER_KIND.equals(f.kind())) {
+                long healed = f.healMonoNs() < 0 ? Long.MAX_VALUE : f.healMonoNs() + config.etcdStallAftermath().toNanos();
+                stalls.add(new long[]{f.injectMonoNs(), healed, f.index()});
+            }
+        }
         // A claim counts only while the worker's own state log says LEADER (SUSPECT, LOST, FOLLOWER... end it), and
         // belongs to the coordinator epoch in which that leadership (worker, term, lease) was acquired.
         Map<String, List<StateChange>> states = new HashMap<>();
@@ -506,6 +614,7 @@ public final class HistoryChecker {
         List<String> keys = new ArrayList<>(unions.keySet());
         long total = 0;
         long crossRebuild = 0;
+        long stalled = 0;
         for (int i = 0; i < keys.size(); i++) {
             String wi = keys.get(i).substring(0, keys.get(i).indexOf('\u0000'));
             for (int j = i + 1; j < keys.size(); j++) {
@@ -524,6 +633,17 @@ public final class HistoryChecker {
                             crossRebuild += until - from;
                             continue;
                         }
+                        long[] disk = overlapping(stalls, from, until);
+                        if (disk != null) {
+                            stalled += until - from;
+                            out.add(new Violation(Check.ELECTION_OVERLAP_ETCD_STALL, wi + " (term " + x[2] + ") and " + wj
+                                    + " (term " + y[2] + ") both believed they were valid leaders for "
+                                    + String.format(java.util.Locale.ROOT, "%.3f", (until - from) / 1e6)
+                                    + " ms (monotonic " + from + ".." + until + " ns), during or after fault #" + disk[2]
+                                    + " " + kindOf(h, (int) disk[2]) + " (a stalled etcd member; etcd 3.4 can confirm "
+                                    + "or revoke leases wrongly around such stalls)"));
+                            continue;
+                        }
                         total += until - from;
                         out.add(new Violation(Check.F_SINGLE_VALID_LEADER, wi + " (term " + x[2] + ") and " + wj
                                 + " (term " + y[2] + ") were both validly LEADER for "
@@ -535,11 +655,32 @@ public final class HistoryChecker {
         }
         overlapOut[0] = total;
         overlapOut[1] = crossRebuild;
+        overlapOut[2] = stalled;
         return true;
+    }
+
+    private static String kindOf(History h, int index) {
+        return h.faults.stream().filter(f -> f.index() == index).map(FaultRecord::kind).findFirst().orElse("?");
+    }
+
+    /** The stall window (inject .. heal + aftermath, index) that [from, until) overlaps, or null. */
+    private static long[] overlapping(List<long[]> windows, long from, long until) {
+        for (long[] w : windows) {
+            if (from < w[1] && until > w[0]) {
+                return w;
+            }
+        }
+        return null;
     }
 
     /** The kind name of the coordinator-rebuild fault (windows are not compared across it). */
     public static final String REBUILD_KIND = Faults.COORDINATOR_REBUILT;
+    /** The hung etcd member: its succession time is held against {@link CheckerConfig#successionBound()}. */
+    static final String HUNG_MEMBER_KIND = Faults.HUNG_ETCD_MEMBER;
+    /** The slow etcd disk: validity overlaps around it (and a hung member) are reported apart ({@link Check#ELECTION_OVERLAP_ETCD_STALL}). */
+    static final String SLOW_DISK_KIND = Faults.SLOW_ETCD_DISK;
+    /** Every rogue write's leader_id starts with this (so its audit row can be told from a worker's). */
+    public static final String ROGUE_PREFIX = "rogue-";
     /** The kind name of the PostgreSQL failover (with an asynchronous standby, acknowledged commits may be lost). */
     static final String FAILOVER_KIND = Faults.POSTGRES_FAILOVER;
 

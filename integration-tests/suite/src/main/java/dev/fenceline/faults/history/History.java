@@ -24,6 +24,12 @@ public final class History {
     public final List<FaultRecord> faults;
     /** The run failed over to an asynchronous standby (acknowledged commits before such a failover may be lost). */
     public final boolean asynchronousStandby;
+    /** Every write the rogue writer tried (rogueWriter, auditFlood), as the runner recorded it. */
+    public final List<RogueAttempt> rogueAttempts;
+    /** Rows in the database that only a committed rogue write can have left (must be empty), one description each. */
+    public final List<String> rogueRowsCommitted;
+    /** The etcd server version the run used (from a member's /version), or "unknown". */
+    public final String etcdServerVersion;
 
     private History(Builder b) {
         this.seed = b.seed;
@@ -38,6 +44,9 @@ public final class History {
         this.validityWindows = List.copyOf(b.validityWindows);
         this.faults = List.copyOf(b.faults);
         this.asynchronousStandby = b.asynchronousStandby;
+        this.rogueAttempts = List.copyOf(b.rogueAttempts);
+        this.rogueRowsCommitted = List.copyOf(b.rogueRowsCommitted);
+        this.etcdServerVersion = b.etcdServerVersion;
     }
 
     public static Builder builder(long seed) {
@@ -57,6 +66,9 @@ public final class History {
         private final List<ValidityWindow> validityWindows = new ArrayList<>();
         private final List<FaultRecord> faults = new ArrayList<>();
         private boolean asynchronousStandby;
+        private final List<RogueAttempt> rogueAttempts = new ArrayList<>();
+        private final List<String> rogueRowsCommitted = new ArrayList<>();
+        private String etcdServerVersion = "unknown";
 
         private Builder(long seed) {
             this.seed = seed;
@@ -161,6 +173,32 @@ public final class History {
         /** The primary's standby was asynchronous: see {@link History#asynchronousStandby}. */
         public Builder asynchronousStandby(boolean b) {
             asynchronousStandby = b;
+            return this;
+        }
+
+        public Builder rogue(RogueAttempt a) {
+            rogueAttempts.add(a);
+            return this;
+        }
+
+        public Builder rogue(List<RogueAttempt> a) {
+            rogueAttempts.addAll(a);
+            return this;
+        }
+
+        /** A row found in the database that a committed rogue write left behind. */
+        public Builder rogueRowCommitted(String description) {
+            rogueRowsCommitted.add(description);
+            return this;
+        }
+
+        public Builder rogueRowsCommitted(List<String> descriptions) {
+            rogueRowsCommitted.addAll(descriptions);
+            return this;
+        }
+
+        public Builder etcdServerVersion(String v) {
+            etcdServerVersion = Objects.requireNonNull(v);
             return this;
         }
 

@@ -13,5 +13,10 @@ public interface Fault {
         return true;
     }
 
+    /** Why it cannot run here (printed in the report next to the skipped kind), or null when it can or no reason is known. */
+    default String unavailableReason(FaultEnvironment env) {
+        return null;
+    }
+
     Injection inject(FaultEnvironment env, Random rnd) throws Exception;
 }

@@ -15,7 +15,7 @@ import java.util.Random;
 import java.util.function.BiFunction;
 
 /**
- * The nemesis: every fault kind of issue 6, each small, named, with its heal. Faults aimed at "the leader" pick the
+ * The nemesis: every fault kind, each small, named, with its heal; this class is the one place their names live. Faults aimed at "the leader" pick the
  * worker whose /health says it is the valid leader (waiting up to 3 TTLs for one), else a seeded random live worker.
  */
 public final class Faults {
@@ -34,6 +34,14 @@ public final class Faults {
     public static final String PGBOUNCER_PAUSE = "pgbouncerPause";
     public static final String POOLER_SERVER_CONN_KILL = "poolerServerConnKill";
     public static final String POSTGRES_FAILOVER = "postgresFailover";
+    // Inside etcd (EtcdFaults) and writers that are no leader (RogueFaults).
+    public static final String HUNG_ETCD_MEMBER = "hungEtcdMember";
+    public static final String SLOW_ETCD_DISK = "slowEtcdDisk";
+    public static final String ROGUE_WRITER = "rogueWriter";
+    public static final String AUDIT_FLOOD = "auditFlood";
+    /** The kinds added with the etcd-internal and rogue-writer nemeses. */
+    public static final List<String> ETCD_AND_ROGUE_KINDS = List.of(HUNG_ETCD_MEMBER, SLOW_ETCD_DISK, ROGUE_WRITER,
+            AUDIT_FLOOD);
     /** The kinds that act on the way to PostgreSQL, for runs set up with a pooler and a standby. */
     public static final List<String> POSTGRES_PATH_KINDS = List.of(PGBOUNCER_RESTART, PGBOUNCER_PAUSE,
             POOLER_SERVER_CONN_KILL, POSTGRES_FAILOVER);
@@ -112,6 +120,8 @@ public final class Faults {
                     + "database mark " + env.mark() + " kept", Duration.ZERO, () -> { });
         });
         PostgresPathFaults.all().forEach(f -> ALL.put(f.kind(), f));
+        EtcdFaults.all().forEach(f -> ALL.put(f.kind(), f));
+        RogueFaults.all().forEach(f -> ALL.put(f.kind(), f));
     }
 
     private Faults() {
@@ -141,6 +151,11 @@ public final class Faults {
             throw new IllegalArgumentException("unknown fault kind '" + kind + "'; known: " + ALL.keySet());
         }
         return f;
+    }
+
+    /** The etcd server version the run's members report (for the report), or "unknown". */
+    public static String etcdServerVersion(FaultEnvironment env) {
+        return EtcdFaults.serverVersion(env.etcd);
     }
 
     /** Long enough that the lease must expire: 2 TTLs plus half a second. */

@@ -15,9 +15,12 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 
-/** Reads the database's own record: batches in commit order (commit_seq), term marks, audit rows, payments. */
+/**
+ * Reads the database's own record: batches in commit order (commit_seq), term marks, audit rows, payments, and what
+ * only a committed rogue write can leave behind ({@link RogueWriter#committedRogueRows}).
+ */
 public record DbSnapshot(List<CommittedBatch> batches, List<TermMark> marks, List<RejectedWrite> rejected,
-                         List<Payment> payments) {
+                         List<Payment> payments, List<String> rogueRows) {
 
     public static DbSnapshot read(DataSource ds) throws SQLException {
         List<CommittedBatch> batches = new ArrayList<>();
@@ -52,9 +55,10 @@ public record DbSnapshot(List<CommittedBatch> batches, List<TermMark> marks, Lis
                     payments.add(new Payment(rs.getLong(1), rs.getString(2), rs.wasNull() ? null : batch, rs.getLong(4)));
                 }
             }
+            List<String> rogueRows = RogueWriter.committedRogueRows(c);
             c.commit();
+            return new DbSnapshot(batches, marks, rejected, payments, rogueRows);
         }
-        return new DbSnapshot(batches, marks, rejected, payments);
     }
 
     private static Instant instant(Timestamp t) {

@@ -55,6 +55,8 @@ public final class FaultEnvironment implements AutoCloseable {
     /** How many times each fault kind has been injected so far in this run (the runner counts, faults may read). */
     public final Map<String, Integer> injections = new java.util.concurrent.ConcurrentHashMap<>();
     private final List<AutoCloseable> closeables = new ArrayList<>();
+    private RogueWriter rogue;
+    private volatile int injectionIndex;
 
     private FaultEnvironment(RunConfig config, Path runDir, PostgresPath postgres, EtcdCluster etcd, PeerPartition peers,
                              ClockControl clock, PaymentInserter inserter) {
@@ -151,6 +153,33 @@ public final class FaultEnvironment implements AutoCloseable {
 
     static Path javaBin() {
         return Path.of(System.getProperty("java.home"), "bin", "java");
+    }
+
+    /** The writer that is no leader (created with its role and protected tables on first use). */
+    public synchronized RogueWriter rogue() {
+        if (rogue == null) {
+            rogue = RogueWriter.create(dataSource, postgres.writableJdbcUrl(), config.election(), runDir);
+        }
+        return rogue;
+    }
+
+    /** Every rogue write made so far (none when no rogue fault ran). */
+    public synchronized List<dev.fenceline.faults.history.RogueAttempt> rogueAttempts() {
+        return rogue == null ? List.of() : rogue.attempts();
+    }
+
+    /** Closed with the environment (e.g. a tracer a fault started, should its heal never run). */
+    public synchronized void onClose(AutoCloseable c) {
+        closeables.add(0, c);
+    }
+
+    /** The number of the injection under way (set by the runner before it injects). */
+    public int injectionIndex() {
+        return injectionIndex;
+    }
+
+    public void injectionIndex(int index) {
+        this.injectionIndex = index;
     }
 
     public WorkerProcess worker(String id) {
@@ -273,6 +302,11 @@ public final class FaultEnvironment implements AutoCloseable {
         inserter.close();
         for (WorkerProcess w : workers) {
             w.stop(Duration.ofSeconds(Math.max(3, config.ttl().toSeconds())));
+        }
+        synchronized (this) {
+            if (rogue != null) {
+                rogue.close();
+            }
         }
         for (AutoCloseable c : closeables) {
             try {

@@ -116,6 +116,11 @@ public final class PostgresPath implements AutoCloseable {
         return "jdbc:postgresql://127.0.0.1:" + pgProxy.port() + "/" + database.name();
     }
 
+    /** The JDBC URL (no user) of whichever server takes writes, not through the pooler: for other logins. */
+    public synchronized String writableJdbcUrl() {
+        return pgProxy != null ? proxyUrl() : database.jdbcUrl();
+    }
+
     /** The runner's own connections (payments, marks, checks): to whichever server takes writes, not pooled. */
     public DataSource dataSource() {
         if (pgProxy == null) {

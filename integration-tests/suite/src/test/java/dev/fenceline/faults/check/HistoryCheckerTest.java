@@ -7,6 +7,7 @@ import dev.fenceline.faults.history.History;
 import dev.fenceline.faults.history.Outcome;
 import dev.fenceline.faults.history.Payment;
 import dev.fenceline.faults.history.RejectedWrite;
+import dev.fenceline.faults.history.RogueAttempt;
 import dev.fenceline.faults.history.StateChange;
 import dev.fenceline.faults.history.TermMark;
 import dev.fenceline.faults.history.ValidityWindow;
@@ -318,5 +319,128 @@ class HistoryCheckerTest {
         assertThat(r.ok()).isFalse();
         assertThat(r.violations(Check.D_EXACTLY_ONCE)).singleElement().asString().contains("batch_key=k12")
                 .contains("lost commit");
+    }
+
+    // ---- election findings: a hung etcd member, a slow etcd disk ---------------------------------------------
+
+    /** clean() plus a hung member injected at 5.5 s (after w1 led term 1); w2 becomes LEADER of term 2 at 9 s. */
+    private static History hungMemberAt5500ms() {
+        return clean().fault(new FaultRecord(2, "hungEtcdMember", "w1 + etcd m2", 5_500_000_000L, 8 * S, 1, "")).build();
+    }
+
+    @Test
+    void aSuccessorWithinTtlPlusOneSecondOfAHungEtcdMemberIsNoFinding() {
+        CheckResult r = checker.check(hungMemberAt5500ms());   // TTL 3 s: bound 4 s, successor after 3.5 s
+        assertThat(r.electionFindings()).as(r.explain()).isEmpty();
+        assertThat(r.faultOutcomes()).filteredOn(o -> o.fault().index() == 2).singleElement()
+                .satisfies(o -> assertThat(o.successorNs()).isEqualTo(3_500_000_000L));
+    }
+
+    @Test
+    void noSuccessorWithinTtlPlusOneSecondOfAHungEtcdMemberIsAFindingNotAViolation() {
+        HistoryChecker ttl2 = new HistoryChecker(CheckerConfig.forTtl(Duration.ofSeconds(2)));   // bound 3 s
+        CheckResult r = ttl2.check(hungMemberAt5500ms());
+        assertThat(r.violations(Check.SUCCESSION_SLOWER_THAN_BOUND)).singleElement().asString()
+                .contains("fault #2 hungEtcdMember").contains("after 3500 ms").contains("TTL + 1 s = 3000 ms");
+        assertThat(r.ok()).as(r.explain()).isTrue();
+        assertThat(r.explain()).contains("election findings");
+    }
+
+    @Test
+    void validityOverlapAroundASlowEtcdDiskIsAnElectionFindingNotAViolation() {
+        // w2 (9..14 s) and w3 (13..20 s) overlap for 1 s; a slow disk from 10 s, healed at 11 s (aftermath 10 s).
+        History h = clean().validity(new ValidityWindow("w3", 3, 13 * S, 20 * S))
+                .fault(new FaultRecord(2, "slowEtcdDisk", "m1", 10 * S, 11 * S, 2, "")).build();
+        CheckResult r = checker.check(h);
+        assertThat(r.violations(Check.F_SINGLE_VALID_LEADER)).isEmpty();
+        assertThat(r.violations(Check.ELECTION_OVERLAP_ETCD_STALL)).singleElement().asString()
+                .contains("w2 (term 2) and w3 (term 3)").contains("fault #2 slowEtcdDisk");
+        assertThat(r.etcdStallOverlapNs()).isEqualTo(1 * S);
+        assertThat(r.leaderOverlapNs()).isZero();
+        assertThat(r.ok()).as(r.explain()).isTrue();
+    }
+
+    @Test
+    void validityOverlapAfterAHungEtcdMemberIsAnElectionFindingNotAViolation() {
+        // A Raft leader resumed from SIGSTOP may confirm a renewal before it learns it was deposed.
+        History h = clean().validity(new ValidityWindow("w3", 3, 13 * S, 20 * S))
+                .fault(new FaultRecord(2, "hungEtcdMember", "w2 + etcd m1", 10 * S, 11 * S, 2, "")).build();
+        CheckResult r = checker.check(h);
+        assertThat(r.violations(Check.F_SINGLE_VALID_LEADER)).isEmpty();
+        assertThat(r.violations(Check.ELECTION_OVERLAP_ETCD_STALL)).singleElement().asString()
+                .contains("fault #2 hungEtcdMember");
+        assertThat(r.ok()).as(r.explain()).isTrue();
+    }
+
+    @Test
+    void aStaleCommitAroundASlowEtcdDiskIsStillAViolation() {
+        History h = clean().validity(new ValidityWindow("w3", 3, 13 * S, 20 * S))
+                .fault(new FaultRecord(2, "slowEtcdDisk", "m1", 10 * S, 11 * S, 2, ""))
+                .committed(new CommittedBatch(12, "k12", 1, "w1", 1, 500, T0.plusSeconds(20)))
+                .payment(new Payment(5, "SETTLED", 12L, 500)).inserted(5L)
+                .build();
+        CheckResult r = checker.check(h);
+        assertThat(r.violations(Check.B_NO_STALE_COMMIT)).isNotEmpty();
+        assertThat(r.ok()).isFalse();
+    }
+
+    // ---- rogue writes: refused, audited exactly once, no connection exhaustion --------------------------------
+
+    private static RogueAttempt rogue(String id, Outcome outcome, String sqlState, boolean flood) {
+        return new RogueAttempt(id, "STALE_TERM", "settlement.settlement_batch", "1", 15 * S, 15 * S + 1000, outcome,
+                sqlState, null, flood, 2);
+    }
+
+    private static RejectedWrite auditOf(long rowId, String rogueId) {
+        return new RejectedWrite(rowId, "settlement", 1, 2, rogueId, "settlement.settlement_batch", null,
+                T0.plusSeconds(15));
+    }
+
+    @Test
+    void rogueWritesRefusedAndAuditedOnceEachPass() {
+        History h = clean().rogue(rogue("rogue-2-1", Outcome.REJECTED, "FL001", false))
+                .rogue(rogue("rogue-2-2", Outcome.REJECTED, "FL002", true))
+                .rogue(rogue("rogue-2-3", Outcome.FAILED, "08001", false))
+                .rejected(auditOf(10, "rogue-2-1")).rejected(auditOf(11, "rogue-2-2")).build();
+        CheckResult r = checker.check(h);
+        assertThat(r.ok()).as(r.explain()).isTrue();
+        assertThat(r.rogue()).isEqualTo(new RogueSummary(3, 2, 2, 0, 1));
+    }
+
+    @Test
+    void aRogueWriteTheDatabaseCommittedIsAViolation() {
+        History h = clean().rogue(rogue("rogue-2-1", Outcome.COMMITTED, null, false))
+                .rogueRowCommitted("faults.rogue_ledger_p1 row of rogue-2-1").build();
+        CheckResult r = checker.check(h);
+        assertThat(r.violations(Check.G_ROGUE_REFUSED)).hasSize(2)
+                .anySatisfy(v -> assertThat(v.explanation()).contains("rogue-2-1").contains("was told it committed"))
+                .anySatisfy(v -> assertThat(v.explanation()).contains("a rogue write committed: faults.rogue_ledger_p1"));
+        assertThat(r.rogue().committed()).isEqualTo(2);
+        assertThat(r.ok()).isFalse();
+    }
+
+    @Test
+    void aRefusedRogueWriteAuditedNeverOrTwiceAndAnAuditRowOfNoRogueWriteAreViolations() {
+        History h = clean().rogue(rogue("rogue-2-1", Outcome.REJECTED, "FL001", false))
+                .rogue(rogue("rogue-2-2", Outcome.REJECTED, "FL001", false))
+                .rejected(auditOf(10, "rogue-2-2")).rejected(auditOf(11, "rogue-2-2"))
+                .rejected(auditOf(12, "rogue-9-9")).build();
+        CheckResult r = checker.check(h);
+        assertThat(r.violations(Check.H_ROGUE_AUDITED_ONCE)).hasSize(3)
+                .anySatisfy(v -> assertThat(v.explanation()).contains("rogue-2-1").contains("has no row"))
+                .anySatisfy(v -> assertThat(v.explanation()).contains("rogue-2-2").contains("audited 2 times"))
+                .anySatisfy(v -> assertThat(v.explanation()).contains("rogue-9-9").contains("never tried"));
+        assertThat(r.rogue().audited()).isZero();
+        // The workers' own rejection keeps its row: rogue rows are not taken for it, nor it for them.
+        assertThat(r.violations(Check.C_REJECTIONS_AUDITED)).isEmpty();
+    }
+
+    @Test
+    void aFloodWriteThatFoundNoConnectionIsAViolation() {
+        History h = clean().rogue(rogue("rogue-2-f1", Outcome.FAILED, "53300", true)).build();
+        CheckResult r = checker.check(h);
+        assertThat(r.violations(Check.I_NO_CONNECTION_EXHAUSTION)).singleElement().asString()
+                .contains("rogue-2-f1").contains("too many clients");
+        assertThat(r.ok()).isFalse();
     }
 }
