@@ -24,6 +24,8 @@ fi
 scripts/ensure-pgbouncer.sh
 # spin, the model checker that verifies the protocol model (model/).
 scripts/ensure-spin.sh
+# strace, to stall the etcd leader's fdatasync (StaleEtcdLeaderRevocationIT).
+scripts/ensure-strace.sh
 # headless Chromium, for the fault suite's HTML report check (HtmlReportBrowserIT).
 scripts/ensure-chromium.sh
 scripts/ensure-native-guard.sh

@@ -11,6 +11,9 @@
 --    Event triggers need a superuser; without them protect_table() refuses tables that have or can have children
 --    through partitioning (FL006), and fencing.unprotected_children lists any child left unprotected.
 --  * Dropping a protected table removes its row (event trigger fencing_forget_dropped_tables).
+--  * protect_table() adds a nullable fencing_term bigint column (catalog-only, no rewrite) unless the table has one,
+--    and its result says so: 'protected (added column fencing_term bigint)'. The column records which term wrote a
+--    row; the guard never reads it, so a write that leaves it NULL is fenced all the same.
 
 -- Registers p_tbl as protected for p_resource, refusing when the table has no fencing_guard trigger for it.
 CREATE OR REPLACE FUNCTION fencing.register_protected(p_tbl regclass, p_resource text, p_parent regclass)

@@ -34,6 +34,7 @@ public final class ElectionConfig {
   private final Duration retryBackoffMin;
   private final Duration retryBackoffMax;
   private final Duration resignHoldOff;
+  private final Duration leaseLossHoldOff;
   private final MeterRegistry meterRegistry;
   private final boolean closeOnShutdown;
   private final java.nio.file.Path tlsCaFile;
@@ -58,6 +59,7 @@ public final class ElectionConfig {
     this.retryBackoffMin = b.retryBackoffMin;
     this.retryBackoffMax = b.retryBackoffMax;
     this.resignHoldOff = b.resignHoldOff;
+    this.leaseLossHoldOff = b.leaseLossHoldOff;
     this.meterRegistry = b.meterRegistry;
     this.closeOnShutdown = b.closeOnShutdown;
   }
@@ -79,6 +81,7 @@ public final class ElectionConfig {
     b.retryBackoffMin = retryBackoffMin;
     b.retryBackoffMax = retryBackoffMax;
     b.resignHoldOff = resignHoldOff;
+    b.leaseLossHoldOff = leaseLossHoldOff;
     b.meterRegistry = meterRegistry;
     b.closeOnShutdown = closeOnShutdown;
     b.tlsCaFile = tlsCaFile;
@@ -159,6 +162,14 @@ public final class ElectionConfig {
     return resignHoldOff;
   }
 
+  /**
+   * How long a candidate waits, after it first sees the leader record gone without a resign marker (lease
+   * expired or revoked), before campaigning; zero = off (the default).
+   */
+  public Duration leaseLossHoldOff() {
+    return leaseLossHoldOff;
+  }
+
   public MeterRegistry meterRegistry() {
     return meterRegistry;
   }
@@ -177,7 +188,8 @@ public final class ElectionConfig {
     return "ElectionConfig{endpoints=" + endpoints + ", keyPrefix=" + keyPrefix + ", ttl=" + ms(ttl)
         + ", renewInterval=" + ms(renewInterval) + ", safetyMargin=" + ms(safetyMargin) + ", callTimeout="
         + ms(callTimeout) + ", connectTimeout=" + ms(connectTimeout) + ", retryBackoff=" + ms(retryBackoffMin)
-        + ".." + ms(retryBackoffMax) + ", resignHoldOff=" + ms(resignHoldOff) + ", closeOnShutdown="
+        + ".." + ms(retryBackoffMax) + ", resignHoldOff=" + ms(resignHoldOff)
+        + (leaseLossHoldOff.isZero() ? "" : ", leaseLossHoldOff=" + ms(leaseLossHoldOff)) + ", closeOnShutdown="
         + closeOnShutdown + (tlsCaFile != null ? ", tlsCaFile=" + tlsCaFile : "")
         + (tlsClientCertFile != null ? ", tlsClientCertFile=" + tlsClientCertFile + ", tlsClientKeyFile="
             + tlsClientKeyFile : "")
@@ -200,6 +212,7 @@ public final class ElectionConfig {
     private Duration retryBackoffMin = Duration.ofMillis(50);
     private Duration retryBackoffMax = Duration.ofSeconds(1);
     private Duration resignHoldOff = Duration.ofSeconds(1);
+    private Duration leaseLossHoldOff = Duration.ZERO;
     private MeterRegistry meterRegistry = Metrics.globalRegistry;
     private boolean closeOnShutdown = true;
     private java.nio.file.Path tlsCaFile;
@@ -242,7 +255,11 @@ public final class ElectionConfig {
     /**
      * Reads the connection settings from environment variables (absent ones leave the builder unchanged):
      * {@code FENCELINE_ETCD} (endpoints, comma-separated), {@code FENCELINE_ETCD_CA}, {@code FENCELINE_ETCD_CERT},
-     * {@code FENCELINE_ETCD_KEY}, {@code FENCELINE_ETCD_USER}, {@code FENCELINE_ETCD_PASSWORD}.
+     * {@code FENCELINE_ETCD_KEY}, {@code FENCELINE_ETCD_USER}, {@code FENCELINE_ETCD_PASSWORD} (or
+     * {@code FENCELINE_ETCD_PASSWORD_FILE}: the first line of that file), {@code FENCELINE_ELECTION_LEASE_LOSS_HOLD_OFF}.
+     *
+     * @throws ElectionException naming the variable and the value when a password file is unreadable or a
+     *     duration is malformed
      */
     public Builder environment(java.util.Map<String, String> env) {
       if (env.get("FENCELINE_ETCD") != null) {
@@ -263,10 +280,21 @@ public final class ElectionConfig {
       if (env.get("FENCELINE_ETCD_PASSWORD") != null) {
         password = env.get("FENCELINE_ETCD_PASSWORD");
       }
+      if (env.get("FENCELINE_ETCD_PASSWORD_FILE") != null) {
+        password = readPasswordFile("FENCELINE_ETCD_PASSWORD_FILE",
+            java.nio.file.Path.of(env.get("FENCELINE_ETCD_PASSWORD_FILE")));
+      }
+      if (env.get("FENCELINE_ELECTION_LEASE_LOSS_HOLD_OFF") != null) {
+        leaseLossHoldOff = parseDuration("FENCELINE_ELECTION_LEASE_LOSS_HOLD_OFF",
+            env.get("FENCELINE_ELECTION_LEASE_LOSS_HOLD_OFF"));
+      }
       return this;
     }
 
-    /** etcd client URLs, e.g. {@code http://127.0.0.1:2379}. Required, at least one. */
+    /**
+     * etcd client URLs, e.g. {@code http://127.0.0.1:2379}; {@code 127.0.0.1:2379} (no scheme) means http, as
+     * with etcdctl. Required, at least one.
+     */
     public Builder endpoints(List<String> endpoints) {
       this.endpoints = endpoints == null ? new ArrayList<>() : new ArrayList<>(endpoints);
       return this;
@@ -342,6 +370,19 @@ public final class ElectionConfig {
       return this;
     }
 
+    /**
+     * Defence against an etcd whose stalled leader revokes live leases (etcd before 3.4.31 / 3.5.13): when the
+     * leader record vanishes without the resign marker a voluntary resign writes, a candidate waits this long
+     * from its first sight of the absence before campaigning, so the old leader's local deadline
+     * ({@code <= its last confirmed renewal + ttl - safetyMargin}) has passed first. 0 (default) = off, else
+     * between ttl and 10 x ttl; costs that much extra failover after a crash, nothing after a resign.
+     * Env: {@code FENCELINE_ELECTION_LEASE_LOSS_HOLD_OFF} (e.g. {@code 10s}, {@code 5000ms}, {@code PT10S}).
+     */
+    public Builder leaseLossHoldOff(Duration leaseLossHoldOff) {
+      this.leaseLossHoldOff = leaseLossHoldOff;
+      return this;
+    }
+
     /** Where meters go. Default {@link Metrics#globalRegistry}. */
     public Builder meterRegistry(MeterRegistry meterRegistry) {
       this.meterRegistry = meterRegistry;
@@ -360,6 +401,7 @@ public final class ElectionConfig {
         throw new ElectionException("endpoints must contain at least one etcd client URL "
             + "(e.g. http://127.0.0.1:2379) but was empty");
       }
+      endpoints = withDefaultScheme(endpoints);
       for (String e : endpoints) {
         checkEndpoint(e);
       }
@@ -410,6 +452,13 @@ public final class ElectionConfig {
       if (resignHoldOff.isNegative()) {
         throw new ElectionException("resignHoldOff must be at least 0ms but was " + ms(resignHoldOff));
       }
+      require("leaseLossHoldOff", leaseLossHoldOff);
+      Duration holdOffMax = ttl.multipliedBy(10);
+      if (!leaseLossHoldOff.isZero()
+          && (leaseLossHoldOff.compareTo(ttl) < 0 || leaseLossHoldOff.compareTo(holdOffMax) > 0)) {
+        throw new ElectionException("leaseLossHoldOff must be 0ms (off) or between ttl (" + ms(ttl)
+            + ") and 10 x ttl (" + ms(holdOffMax) + ") but was " + ms(leaseLossHoldOff));
+      }
       if (meterRegistry == null) {
         throw new ElectionException("meterRegistry must not be null (use Metrics.globalRegistry for the default)");
       }
@@ -432,6 +481,7 @@ public final class ElectionConfig {
       b.retryBackoffMin = retryBackoffMin;
       b.retryBackoffMax = retryBackoffMax;
       b.resignHoldOff = resignHoldOff;
+      b.leaseLossHoldOff = leaseLossHoldOff;
       b.meterRegistry = meterRegistry;
       b.closeOnShutdown = closeOnShutdown;
       b.tlsCaFile = tlsCaFile;
@@ -440,6 +490,47 @@ public final class ElectionConfig {
       b.username = username;
       b.password = password;
       return b;
+    }
+
+    /**
+     * The password in {@code file}: its first line, without the line end (as etcdctl and most secret mounts
+     * have it). @throws ElectionException naming {@code what} and the path when it cannot be read
+     */
+    public static String readPasswordFile(String what, java.nio.file.Path file) {
+      List<String> lines;
+      try {
+        lines = java.nio.file.Files.readAllLines(file);
+      } catch (java.io.IOException | SecurityException e) {
+        throw new ElectionException(what + " must name a readable file but '" + file + "' is not readable ("
+            + e.getClass().getSimpleName() + ")");
+      }
+      if (lines.isEmpty() || lines.get(0).isEmpty()) {
+        throw new ElectionException(what + " must name a file whose first line is the password but '" + file
+            + "' has none");
+      }
+      return lines.get(0);
+    }
+
+    /** {@code 10s}, {@code 5000ms}, {@code 2m} or ISO-8601 ({@code PT10S}). */
+    static Duration parseDuration(String what, String text) {
+      String t = text.trim();
+      try {
+        if (t.startsWith("P") || t.startsWith("p")) {
+          return Duration.parse(t);
+        }
+        if (t.endsWith("ms")) {
+          return Duration.ofMillis(Long.parseLong(t.substring(0, t.length() - 2).trim()));
+        }
+        if (t.endsWith("s")) {
+          return Duration.ofSeconds(Long.parseLong(t.substring(0, t.length() - 1).trim()));
+        }
+        if (t.endsWith("m")) {
+          return Duration.ofMinutes(Long.parseLong(t.substring(0, t.length() - 1).trim()));
+        }
+      } catch (RuntimeException e) {
+        // fall through to the message below
+      }
+      throw new ElectionException(what + " must be a duration like 10s, 5000ms, 2m or PT10S but was '" + text + "'");
     }
 
     private static void require(String name, Object value) {
@@ -475,6 +566,15 @@ public final class ElectionConfig {
         throw new ElectionException("credentials need a non-blank username and a password but got username="
             + (username == null ? "null" : "'" + username + "'") + " password=" + (password == null ? "null" : "***"));
       }
+    }
+
+    /** {@code host:port} without a scheme means {@code http://host:port}, as etcdctl reads it. */
+    static List<String> withDefaultScheme(List<String> given) {
+      List<String> out = new ArrayList<>(given.size());
+      for (String e : given) {
+        out.add(e != null && !e.isBlank() && !e.contains("://") ? "http://" + e.trim() : e);
+      }
+      return out;
     }
 
     private static void checkEndpoint(String e) {

@@ -10,6 +10,9 @@ import java.util.regex.Pattern;
  *   <li>{@code term-floor}: optional decimal; the next term is at least this value</li>
  *   <li>{@code paused}: kill switch; while present the leader resigns and no candidate campaigns</li>
  *   <li>{@code resign-request}: decimal term; the leader holding that term resigns and deletes the key</li>
+ *   <li>{@code resigned}: decimal term of the last leader that gave its term up voluntarily; written in the same
+ *       guarded transaction that deletes its record, so a record that vanished without it (lease expiry or
+ *       revocation) is told apart from a resign</li>
  * </ul>
  *
  * @param keyPrefix configured prefix, ends with '/'
@@ -61,5 +64,9 @@ public record ElectionKeys(String keyPrefix, String election) {
 
   public String resignRequest() {
     return root() + "resign-request";
+  }
+
+  public String resigned() {
+    return root() + "resigned";
   }
 }

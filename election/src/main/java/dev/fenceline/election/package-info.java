@@ -16,9 +16,22 @@
  *       leader's validity ends at least {@code safetyMargin} before a successor can exist, provided clock rates
  *       differ by less than the margin. <b>Not on every etcd:</b> an etcd leader stalled by a slow disk or CPU
  *       starvation can, on recovering, revoke leases that were renewed through its successor (etcd issue
- *       15247, fixed in 3.4.30 and 3.5.13; Debian's 3.4.23 has it). Then a successor can win before the old
+ *       15247, fixed in 3.4.31 and 3.5.13; Debian's 3.4.23 has it). Then a successor can win before the old
  *       leader's local deadline, and only the fenced write at the resource decides. The session reads every
- *       member's version at open and warns (log + gauge {@code fenceline.election.etcd.lease.revocation.bug}).</li>
+ *       member's version at open and warns (log + gauge {@code fenceline.election.etcd.lease.revocation.bug}).
+ *       Reproduced here by StaleEtcdLeaderRevocationIT: the record went while its holder was LEADER.</li>
+ *   <li><b>Lease-loss hold-off (optional defence, {@code leaseLossHoldOff}, off by default).</b> A voluntary end of
+ *       a term (resign, resign request, kill switch, close) deletes the record and writes {@code resigned = term}
+ *       in one transaction guarded on the record's exact bytes, so the marker exists iff that term was given up.
+ *       Rule: a candidate that reads the {@code leader} key absent while {@code term > 0} and {@code resigned != term}
+ *       campaigns no earlier than {@code leaseLossHoldOff} after the first time it saw that absence (its clock read
+ *       after the response or watch event arrived). Why that suffices: the old leader's deadline is at most
+ *       {@code s + ttl − safetyMargin} for its last confirmed renewal sent at {@code s}; etcd confirmed that renewal
+ *       before the revocation or expiry committed, which is before anyone can see the key absent; so with
+ *       {@code leaseLossHoldOff ≥ ttl} the successor's first write comes after the old deadline plus the margin
+ *       (clock rates within the margin, same {@code ttl} on every candidate). A crash costs {@code leaseLossHoldOff}
+ *       more failover; a resign costs one linearizable read (the watch's shortcut is skipped, because the marker
+ *       arrives as a later event of the same transaction).</li>
  *   <li><b>Unknown outcomes are resolved by reading.</b> A campaign whose transaction timed out is decided by
  *       a later linearizable read of the leader record: ours iff lease id and per-campaign nonce match.</li>
  *   <li><b>Resign stops work first.</b> Validity ends locally before the delete is sent.</li>
@@ -37,7 +50,10 @@
  * client certificate (key in PKCS#8 PEM) for etcd's {@code --client-cert-auth}; {@code credentials(user,
  * password)} uses etcd RBAC, whose role needs readwrite on {@code keyPrefix} as a prefix. {@code open()} fails at
  * once, naming the cause, for bad credentials or a role without that permission; a wrong CA fails it within
- * {@code connectTimeout} with the TLS error as the last error.
+ * {@code connectTimeout} with the TLS error as the last error; an expired or not yet valid client certificate fails
+ * {@code open()} / {@code connect()} at once naming the file and its dates (the only wall-clock read besides
+ * {@code acquired_at}: the server checks it by its wall clock too). Endpoints without a scheme
+ * ({@code 127.0.0.1:2379}) mean {@code http://}, as with etcdctl.
  *
  * <h2>Threads</h2>
  * {@code Leadership.lost()} and {@code resign()} complete on the session's listener executor, never on an

@@ -1,6 +1,6 @@
 package dev.fenceline.election;
 
-import dev.fenceline.election.internal.DefaultElectionSession;
+import dev.fenceline.election.internal.SessionFaults;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -46,7 +46,7 @@ final class Candidate implements AutoCloseable {
   void crash() {
     crashedAtNanos = System.nanoTime();
     crashed = true;
-    ((DefaultElectionSession) session).simulateCrash();
+    SessionFaults.crash(session);
   }
 
   List<ElectionEvent> eventsTo(LeadershipState s) {

@@ -47,12 +47,48 @@ class ElectionConfigTest {
   }
 
   @Test
+  void leaseLossHoldOffIsOffByDefaultAndZeroOrBetweenTtlAndTenTtl(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+      throws Exception {
+    assertThat(valid().build().leaseLossHoldOff()).isZero();
+    assertThat(valid().ttl(Duration.ofSeconds(2)).leaseLossHoldOff(Duration.ofSeconds(2)).build().leaseLossHoldOff())
+        .isEqualTo(Duration.ofSeconds(2));
+    assertThat(valid().ttl(Duration.ofSeconds(2)).leaseLossHoldOff(Duration.ofSeconds(20)).build().leaseLossHoldOff())
+        .isEqualTo(Duration.ofSeconds(20));
+    assertThatThrownBy(() -> valid().ttl(Duration.ofSeconds(2)).leaseLossHoldOff(Duration.ofMillis(1999)).build())
+        .isInstanceOf(ElectionException.class)
+        .hasMessage("leaseLossHoldOff must be 0ms (off) or between ttl (2000ms) and 10 x ttl (20000ms) but was 1999ms");
+    assertThatThrownBy(() -> valid().ttl(Duration.ofSeconds(2)).leaseLossHoldOff(Duration.ofMillis(20001)).build())
+        .hasMessage("leaseLossHoldOff must be 0ms (off) or between ttl (2000ms) and 10 x ttl (20000ms) but was 20001ms");
+    assertThatThrownBy(() -> valid().leaseLossHoldOff(Duration.ofSeconds(-5)).build())
+        .hasMessageStartingWith("leaseLossHoldOff must be 0ms (off) or between ttl (5000ms)");
+    assertThatThrownBy(() -> valid().leaseLossHoldOff(null).build()).hasMessage("leaseLossHoldOff must not be null");
+    assertThat(valid().environment(java.util.Map.of("FENCELINE_ELECTION_LEASE_LOSS_HOLD_OFF", "10s")).build()
+        .leaseLossHoldOff()).isEqualTo(Duration.ofSeconds(10));
+    assertThat(valid().environment(java.util.Map.of("FENCELINE_ELECTION_LEASE_LOSS_HOLD_OFF", "PT7S")).build()
+        .leaseLossHoldOff()).isEqualTo(Duration.ofSeconds(7));
+    assertThatThrownBy(() -> valid().environment(java.util.Map.of("FENCELINE_ELECTION_LEASE_LOSS_HOLD_OFF", "soon")))
+        .hasMessage("FENCELINE_ELECTION_LEASE_LOSS_HOLD_OFF must be a duration like 10s, 5000ms, 2m or PT10S but was 'soon'");
+    assertThat(valid().leaseLossHoldOff(Duration.ofSeconds(6)).build().toString()).contains("leaseLossHoldOff=6000ms");
+    java.nio.file.Path pw = java.nio.file.Files.writeString(dir.resolve("pw"), "s3cret\n");
+    assertThat(valid().environment(java.util.Map.of("FENCELINE_ETCD_USER", "app", "FENCELINE_ETCD_PASSWORD_FILE",
+        pw.toString())).build().password()).isEqualTo("s3cret");
+    assertThatThrownBy(() -> valid().environment(java.util.Map.of("FENCELINE_ETCD_PASSWORD_FILE",
+        dir.resolve("nope").toString())))
+        .hasMessage("FENCELINE_ETCD_PASSWORD_FILE must name a readable file but '" + dir.resolve("nope")
+            + "' is not readable (NoSuchFileException)");
+  }
+
+  @Test
   void endpointsMustBeNonEmptyAndWellFormed() {
     assertThatThrownBy(() -> ElectionConfig.builder().build()).isInstanceOf(ElectionException.class)
         .hasMessage("endpoints must contain at least one etcd client URL (e.g. http://127.0.0.1:2379) but was empty");
-    assertThatThrownBy(() -> valid().endpoints("127.0.0.1:2379").build())
+    assertThat(valid().endpoints("127.0.0.1:2379", " etcd2:2379").build().endpoints())
+        .as("no scheme means http, as with etcdctl")
+        .isEqualTo(List.of("http://127.0.0.1:2379", "http://etcd2:2379"));
+    assertThatThrownBy(() -> valid().endpoints("ftp://127.0.0.1:2379").build())
         .hasMessage("endpoints must be etcd client URLs like http://127.0.0.1:2379 or https://etcd1:2379 but "
-            + "'127.0.0.1:2379' is not: it must start with http:// or https://");
+            + "'ftp://127.0.0.1:2379' is not: it must start with http:// or https://");
+    assertThatThrownBy(() -> valid().endpoints("127.0.0.1").build()).hasMessageEndingWith("it has no port in 1..65535");
     assertThatThrownBy(() -> valid().endpoints("https://127.0.0.1:2379").build())
         .hasMessageStartingWith("tlsCaFile must be set for https:// endpoints");
     assertThatThrownBy(() -> valid().endpoints("http://127.0.0.1").build()).hasMessageEndingWith("it has no port in 1..65535");

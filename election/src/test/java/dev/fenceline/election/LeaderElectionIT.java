@@ -328,8 +328,8 @@ class LeaderElectionIT {
   void badConfigAndUnreachableEndpointsFailClearlyWithinBound() throws Exception {
     assertThatThrownBy(() -> ElectionConfig.builder().build())
         .hasMessage("endpoints must contain at least one etcd client URL (e.g. http://127.0.0.1:2379) but was empty");
-    assertThatThrownBy(() -> ElectionConfig.builder().endpoints("127.0.0.1:2379").build())
-        .hasMessageContaining("'127.0.0.1:2379' is not");
+    assertThatThrownBy(() -> ElectionConfig.builder().endpoints("ftp://127.0.0.1:2379").build())
+        .hasMessageContaining("'ftp://127.0.0.1:2379' is not");
     int port;
     try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
       port = s.getLocalPort();

@@ -34,7 +34,10 @@ class TlsAuthIT {
   }
 
   private static ElectionConfig.Builder config() {
-    return ElectionConfig.builder().endpoints(etcd.endpoint()).ttl(Duration.ofSeconds(2)).closeOnShutdown(false)
+    // etcd hashes the password (bcrypt) on every authentication; on a loaded 2-core machine that took longer than
+    // the 400 ms call timeout of a 2 s TTL and every call then came back UNAUTHENTICATED: give calls 2 s
+    return ElectionConfig.builder().endpoints(etcd.endpoint()).ttl(Duration.ofSeconds(6))
+        .callTimeout(Duration.ofSeconds(2)).closeOnShutdown(false)
         .connectTimeout(Duration.ofSeconds(5)).meterRegistry(new SimpleMeterRegistry())
         .tlsCaFile(etcd.caFile()).tlsClientCert(etcd.clientCertFile(), etcd.clientKeyFile())
         .credentials(USER, PASSWORD);
@@ -63,6 +66,19 @@ class TlsAuthIT {
         .hasMessageContaining("cannot open election session")
         .satisfies(t -> assertThat(t.getMessage().toLowerCase()).containsAnyOf("ssl", "certificate", "pkix",
             "handshake", "unavailable"));
+  }
+
+  @Test
+  void expiredClientCertificateFailsOpenNamingTheCertificateAndItsEnd() {
+    String cert = etcd.expiredClientCertFile().toString();
+    assertThatThrownBy(() -> ElectionSession.open(config()
+        .tlsClientCert(etcd.expiredClientCertFile(), etcd.clientKeyFile()).build()))
+        .isInstanceOf(ElectionException.class)
+        .hasMessageContaining("tlsClientCert certificate '" + cert + "' expired at 2020-01-02T00:00:00Z");
+    assertThatThrownBy(() -> ElectionAdmin.connect(config()
+        .tlsClientCert(etcd.expiredClientCertFile(), etcd.clientKeyFile()).build()))
+        .isInstanceOf(ElectionException.class)
+        .hasMessageContaining("expired at 2020-01-02T00:00:00Z");
   }
 
   @Test

@@ -1,5 +1,6 @@
 package dev.fenceline.fencing;
 
+import java.sql.Connection;
 import org.jooq.DSLContext;
 import org.jooq.DeleteUsingStep;
 import org.jooq.Field;
@@ -9,11 +10,14 @@ import org.jooq.Table;
 import org.jooq.UpdateSetMoreStep;
 
 /**
- * What fenced work sees: a jOOQ context on the fenced connection, inside the fenced transaction.
+ * What fenced work sees: the fenced connection, inside the fenced transaction, through jOOQ ({@link #dsl()}) or plain
+ * JDBC ({@link #connection()}).
  *
  * <p>Every write to a protected table in this transaction is checked by PostgreSQL (the {@code fencing_guard}
- * trigger) against the session's fence; {@link #update(Table)} and {@link #insertInto(Table)} additionally stamp
- * {@code fencing_term} on the rows they touch (plain {@code dsl()} statements do not). Do not commit,
+ * statement trigger) against the session's fence, whichever way it is sent: jOOQ and plain JDBC are fenced alike.
+ * The {@code fencing_term} column that {@code fencing.protect_table} adds is not part of that check; it records which
+ * term wrote a row. {@link #update(Table)} and {@link #insertInto(Table)} stamp it on the rows they touch; plain
+ * {@code dsl()} and JDBC statements leave it alone unless they set it themselves (to {@link #term()}). Do not commit,
  * roll back or change the auto-commit mode of the connection yourself.
  */
 public interface FencedContext {
@@ -22,6 +26,18 @@ public interface FencedContext {
      * work: use it there, not after the work returned and not from other threads.
      */
     DSLContext dsl();
+
+    /**
+     * The fenced JDBC connection, inside the transaction, for code that does not use jOOQ. Statements on it are fenced
+     * like those of {@link #dsl()}. To stamp rows, set {@code fencing_term} to {@link #term()} yourself, e.g.
+     * {@code INSERT INTO payment (id, amount, fencing_term) VALUES (?, ?, ?)}.
+     *
+     * <p>The writer owns the transaction: {@code commit()}, {@code rollback()}, {@code setAutoCommit(...)},
+     * {@code setTransactionIsolation(...)}, {@code close()} and {@code abort(...)} throw {@link java.sql.SQLException}
+     * (savepoints are allowed). Like {@link #dsl()}, bound to the thread running the work and to the work's duration:
+     * any call after the work returned, or from another thread, throws {@link java.sql.SQLException}.
+     */
+    Connection connection();
 
     FencingToken token();
 

@@ -1,6 +1,5 @@
 package dev.fenceline.fencing;
 
-import dev.fenceline.fencing.internal.WriterEngine;
 import javax.sql.DataSource;
 
 /**
@@ -51,6 +50,29 @@ public final class FencedWriter {
             throw new NullPointerException("description");
         }
         return engine.transaction(token, description, work);
+    }
+
+    /**
+     * As {@link #transaction(FencingToken, FencedWork)}, for work that returns nothing: returns once committed, with
+     * the same outcomes (a rejected or failed transaction throws and persists nothing).
+     */
+    public void run(FencingToken token, FencedAction action) {
+        engine.transaction(token, null, FencedWriter.asWork(action));
+    }
+
+    /** As {@link #transaction(FencingToken, WriteDescription, FencedWork)}, for work that returns nothing. */
+    public void run(FencingToken token, WriteDescription description, FencedAction action) {
+        transaction(token, description, FencedWriter.asWork(action));
+    }
+
+    private static FencedWork<Void> asWork(FencedAction action) {
+        if (action == null) {
+            throw new NullPointerException("action");
+        }
+        return ctx -> {
+            action.run(ctx);
+            return null;
+        };
     }
 
     /**

@@ -13,7 +13,9 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.fenceline.testkit.TestDatabase;
 import dev.fenceline.testkit.junit.PostgresExtension;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
@@ -23,16 +25,23 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.extension.ExtendWith;
 
-/** The writer against a real PostgreSQL: acceptance, advance, stale rejection with audit, the paused leader. */
+/**
+ * The writer against a real PostgreSQL: acceptance, advance, stale rejection with audit, the paused leader; the same
+ * for work without a result ({@code run}) and for plain JDBC through {@code FencedContext.connection()}.
+ */
 @ExtendWith(PostgresExtension.class)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class FencedWriterIT {
+    private static final String INSERT_STAMPED =
+            "INSERT INTO public.payment (id, amount, fencing_term) VALUES (?, ?, ?)";
+
     private TestDatabase db;
     private HikariDataSource oldLeaderPool;
     private HikariDataSource newLeaderPool;
@@ -153,50 +162,63 @@ class FencedWriterIT {
     @Test
     void pausedLeaderTransactionCannotCommitAfterNewTermAdvances() throws Exception {
         long t = highestAccepted() + 1;
-        CountDownLatch inside = new CountDownLatch(1);
-        CountDownLatch resume = new CountDownLatch(1);
-        AtomicInteger oldPid = new AtomicInteger();
-        ExecutorService pausedLeader = Executors.newSingleThreadExecutor();
-        try {
-            Future<Object> paused = pausedLeader.submit(() -> oldLeader.transaction(token(t, "paused"),
-                    WriteDescription.of("public.payment", "INSERT", "pay-4001", null), ctx -> {
-                        ctx.insertInto(PAYMENT).set(ID, 4_001L).set(AMOUNT, 1L).execute();
-                        oldPid.set(ctx.dsl().fetchSingle("SELECT pg_backend_pid()").get(0, Integer.class));
-                        inside.countDown();
-                        // The "pause": the leader process stops here with its transaction open.
-                        if (!resume.await(60, TimeUnit.SECONDS)) {
-                            throw new IllegalStateException("test never resumed the paused leader");
-                        }
-                        ctx.insertInto(PAYMENT).set(ID, 4_002L).set(AMOUNT, 1L).execute();
-                        return null;
-                    }));
-            assertThat(inside.await(30, TimeUnit.SECONDS)).isTrue();
-
-            // The next leader arrives with t + 1. Its first transaction must not wait for the paused one.
-            newLeader.transaction(token(t + 1, "next"),
-                    ctx -> ctx.insertInto(PAYMENT).set(ID, 4_100L).set(AMOUNT, 2L).set(NOTE, "next").execute());
-
-            // The paused session was terminated within the configured bound (advance_timeout, default 5s).
-            await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(20))
-                    .until(() -> count(db, "SELECT count(*) FROM pg_stat_activity WHERE pid = " + oldPid.get()) == 0);
-
-            resume.countDown();
-            assertThatThrownBy(paused::get).isInstanceOf(ExecutionException.class)
-                    .cause().isInstanceOfSatisfying(StaleTermException.class, e -> {
-                        assertThat(e.offeredTerm()).isEqualTo(t);
-                        assertThat(e.highestAccepted()).isEqualTo(t + 1);
-                        assertThat(e.audited()).isTrue();
-                    });
-        } finally {
-            resume.countDown();
-            pausedLeader.shutdownNow();
-        }
+        Throwable rejection = pausedLeaderDeposedMidTransaction(t, "pay-4001",
+                ctx -> ctx.insertInto(PAYMENT).set(ID, 4_001L).set(AMOUNT, 1L).execute(),
+                ctx -> ctx.insertInto(PAYMENT).set(ID, 4_002L).set(AMOUNT, 1L).execute(),
+                ctx -> ctx.insertInto(PAYMENT).set(ID, 4_100L).set(AMOUNT, 2L).set(NOTE, "next").execute());
+        assertThat(rejection).isInstanceOfSatisfying(StaleTermException.class, e -> {
+            assertThat(e.offeredTerm()).isEqualTo(t);
+            assertThat(e.highestAccepted()).isEqualTo(t + 1);
+            assertThat(e.audited()).isTrue();
+        });
         assertThat(count(db, "SELECT count(*) FROM payment WHERE id IN (4001, 4002)")).isZero();
         assertThat(count(db, "SELECT fencing_term FROM payment WHERE id = 4100")).isEqualTo(t + 1);
         assertThat(count(db, "SELECT terminated_sessions FROM fencing.term_history WHERE resource = 'settlement'"
                 + " AND term = " + (t + 1))).isGreaterThanOrEqualTo(1);
         assertThat(count(db, "SELECT count(*) FROM fencing.rejected_write WHERE business_key = 'pay-4001'"
                 + " AND offered_term = " + t + " AND highest_accepted = " + (t + 1))).isEqualTo(1);
+    }
+
+    /**
+     * The old leader (term {@code t}) runs {@code firstWrite} and then stops with its transaction open (the "pause");
+     * the next leader writes with {@code t + 1}, which must not wait for the paused transaction, and whose advance
+     * terminates the paused session (observed in {@code pg_stat_activity}, within advance_timeout). Then the old
+     * leader resumes with {@code secondWrite}. Returns what its {@code run} threw.
+     */
+    private Throwable pausedLeaderDeposedMidTransaction(long t, String businessKey, FencedAction firstWrite,
+            FencedAction secondWrite, FencedAction nextLeadersWrite) throws Exception {
+        CountDownLatch inside = new CountDownLatch(1);
+        CountDownLatch resume = new CountDownLatch(1);
+        AtomicInteger oldPid = new AtomicInteger();
+        ExecutorService pausedLeader = Executors.newSingleThreadExecutor();
+        try {
+            Future<?> paused = pausedLeader.submit(() -> oldLeader.run(token(t, "paused"),
+                    WriteDescription.of("public.payment", "INSERT", businessKey, null), ctx -> {
+                        firstWrite.run(ctx);
+                        oldPid.set(ctx.dsl().fetchSingle("SELECT pg_backend_pid()").get(0, Integer.class));
+                        inside.countDown();
+                        if (!resume.await(60, TimeUnit.SECONDS)) {
+                            throw new IllegalStateException("test never resumed the paused leader");
+                        }
+                        secondWrite.run(ctx);
+                    }));
+            assertThat(inside.await(30, TimeUnit.SECONDS)).isTrue();
+
+            newLeader.run(token(t + 1, "next"), nextLeadersWrite);
+            await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(20))
+                    .until(() -> count(db, "SELECT count(*) FROM pg_stat_activity WHERE pid = " + oldPid.get()) == 0);
+
+            resume.countDown();
+            try {
+                paused.get(60, TimeUnit.SECONDS);
+            } catch (ExecutionException e) {
+                return e.getCause();
+            }
+            throw new AssertionError("the paused leader's transaction committed after the next term advanced");
+        } finally {
+            resume.countDown();
+            pausedLeader.shutdownNow();
+        }
     }
 
     @Test
@@ -253,5 +275,95 @@ class FencedWriterIT {
             assertThat(rs.next()).isTrue();
             assertThat(rs.getString(1)).isEqualTo("new-leader");
         }
+    }
+
+    // ---- FencedWriter.run (work without a result) and plain JDBC through FencedContext.connection() ----
+
+    /** Plain JDBC, stamping the row with the transaction's term as the documentation asks. */
+    private static void insertStamped(FencedContext ctx, long id, long amount) throws SQLException {
+        try (PreparedStatement ps = ctx.connection().prepareStatement(INSERT_STAMPED)) {
+            ps.setLong(1, id);
+            ps.setLong(2, amount);
+            ps.setLong(3, ctx.term());
+            ps.executeUpdate();
+        }
+    }
+
+    @Test
+    void aVoidRunCommitsItsWritesAndAFailingOneRollsBack() {
+        long t = highestAccepted() + 1;
+        newLeader.run(token(t, "new"), ctx -> ctx.insertInto(PAYMENT).set(ID, 9_001L).set(AMOUNT, 1L).execute());
+        newLeader.run(token(t, "new"), WriteDescription.of("public.payment", "UPDATE", "pay-9001", null),
+                ctx -> ctx.update(PAYMENT).set(AMOUNT, 2L).where(ID.eq(9_001L)).execute());
+        assertThat(count(db, "SELECT fencing_term FROM payment WHERE id = 9001 AND amount = 2")).isEqualTo(t);
+
+        assertThatThrownBy(() -> newLeader.run(token(t, "new"), ctx -> {
+            ctx.insertInto(PAYMENT).set(ID, 9_002L).set(AMOUNT, 1L).execute();
+            throw new IllegalStateException("business rule says no");
+        })).isInstanceOf(IllegalStateException.class).hasMessage("business rule says no");
+        assertThat(count(db, "SELECT count(*) FROM payment WHERE id = 9002")).isZero();
+    }
+
+    @Test
+    void aPlainJdbcInsertThroughTheContextsConnectionIsStampedAndFenced() {
+        long t = highestAccepted() + 1;
+        newLeader.run(token(t, "new"), ctx -> insertStamped(ctx, 9_101L, 7L));
+        assertThat(count(db, "SELECT fencing_term FROM payment WHERE id = 9101 AND amount = 7")).isEqualTo(t);
+
+        // Fenced like jOOQ: the guard checks the plain statement too, and refuses a table of another resource.
+        Fixtures.sql(db, "CREATE TABLE IF NOT EXISTS public.refund (id bigint PRIMARY KEY)",
+                "SELECT fencing.protect_table('public.refund', 'refunds')");
+        assertThatThrownBy(() -> newLeader.run(token(t, "new"), ctx -> {
+            insertStamped(ctx, 9_102L, 1L);
+            try (PreparedStatement ps = ctx.connection().prepareStatement(
+                    "INSERT INTO public.refund (id, fencing_term) VALUES (1, ?)")) {
+                ps.setLong(1, ctx.term());
+                ps.executeUpdate();
+            }
+        })).isInstanceOfSatisfying(NotFencedException.class, e -> assertThat(e.table()).isEqualTo("public.refund"));
+        assertThat(count(db, "SELECT count(*) FROM payment WHERE id = 9102")).isZero();
+        assertThat(count(db, "SELECT count(*) FROM refund")).isZero();
+    }
+
+    @Test
+    void aStaleTermWritingThroughPlainJdbcIsRejectedAndAuditedOnce() throws Exception {
+        long t = highestAccepted() + 1;
+        Throwable rejection = pausedLeaderDeposedMidTransaction(t, "pay-9201",
+                ctx -> insertStamped(ctx, 9_201L, 1L), ctx -> insertStamped(ctx, 9_202L, 1L),
+                ctx -> insertStamped(ctx, 9_210L, 2L));
+        assertThat(rejection).isInstanceOfSatisfying(StaleTermException.class, e -> {
+            assertThat(e.offeredTerm()).isEqualTo(t);
+            assertThat(e.highestAccepted()).isEqualTo(t + 1);
+            assertThat(e.audited()).isTrue();
+        });
+        assertThat(count(db, "SELECT count(*) FROM payment WHERE id IN (9201, 9202)")).isZero();
+        assertThat(count(db, "SELECT fencing_term FROM payment WHERE id = 9210")).isEqualTo(t + 1);
+        assertThat(count(db, "SELECT count(*) FROM fencing.rejected_write WHERE business_key = 'pay-9201'"))
+                .isEqualTo(1);
+        assertThat(count(db, "SELECT count(*) FROM fencing.rejected_write WHERE business_key = 'pay-9201'"
+                + " AND offered_term = " + t + " AND highest_accepted = " + (t + 1) + " AND leader_id = 'paused'"
+                + " AND reason = 'stale_term'")).isEqualTo(1);
+    }
+
+    @Test
+    void theContextsConnectionLeavesCommitAndCloseToTheWriterAndDiesWithTheWork() {
+        long t = highestAccepted() + 1;
+        AtomicReference<Connection> kept = new AtomicReference<>();
+        assertThatThrownBy(() -> newLeader.run(token(t, "new"), ctx -> {
+            insertStamped(ctx, 9_301L, 1L);
+            kept.set(ctx.connection());
+            ctx.connection().commit();
+        })).isInstanceOf(FencedWorkException.class).rootCause().isInstanceOf(SQLException.class)
+                .hasMessageContaining("commit(...) is not allowed");
+        assertThat(count(db, "SELECT count(*) FROM payment WHERE id = 9301")).isZero();
+
+        assertThatThrownBy(() -> kept.get().createStatement()).isInstanceOf(SQLException.class)
+                .hasMessageContaining("used outside its fenced transaction");
+        newLeader.run(token(t, "new"), ctx -> {
+            assertThatThrownBy(() -> ctx.connection().close()).isInstanceOf(SQLException.class);
+            assertThatThrownBy(() -> ctx.connection().setAutoCommit(true)).isInstanceOf(SQLException.class);
+            insertStamped(ctx, 9_302L, 1L);
+        });
+        assertThat(count(db, "SELECT fencing_term FROM payment WHERE id = 9302")).isEqualTo(t);
     }
 }

@@ -23,5 +23,9 @@
  *       a lock longer than its {@code lock_timeout}; every wait in an advance is bounded by
  *       {@code advance_timeout}.</li>
  * </ul>
+ *
+ * <p>Module name {@code dev.fenceline.migrations}, as an {@code Automatic-Module-Name} rather than a
+ * {@code module-info.java}: Flyway 13 has neither a module descriptor nor an {@code Automatic-Module-Name} to require,
+ * and Flyway scans {@code classpath:db/fencing}, a resource folder that a named module would encapsulate.
  */
 package dev.fenceline.migrations;

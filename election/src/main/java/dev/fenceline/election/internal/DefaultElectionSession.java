@@ -42,7 +42,7 @@ import org.slf4j.LoggerFactory;
  * state machines via per-election serial executors, plus timers), {@code fenceline-listeners-*} (1, default
  * listener executor).
  */
-public final class DefaultElectionSession implements ElectionSession, LeaseKeeper.Listener {
+public final class DefaultElectionSession implements ElectionSession {
   private static final Logger log = LoggerFactory.getLogger(DefaultElectionSession.class);
   private static final AtomicInteger SEQ = new AtomicInteger();
 
@@ -81,7 +81,7 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
     this.workPool = new ScheduledThreadPoolExecutor(2, daemon("fenceline-election-" + n));
     this.workPool.setRemoveOnCancelPolicy(true);
     this.listenerThread = Executors.newSingleThreadExecutor(daemon("fenceline-listeners-" + n));
-    this.keeper = new LeaseKeeper(config, etcd, metrics, leaseThread, this);
+    this.keeper = new LeaseKeeper(config, etcd, metrics, leaseThread, new LeaseNews());
     this.watchBackoff = new Backoff(config.retryBackoffMin(), config.retryBackoffMax());
     this.etcd.onHistoryChange(this::onClusterChanged);
   }
@@ -213,24 +213,27 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
 
   // ------------------------------------------------------------------ lease keeper callbacks
 
-  @Override
-  public void leaseSuspect(long leaseId, String reason) {
-    elections.values().forEach(e -> e.onLeaseSuspect(leaseId, reason));
-  }
+  /** The keeper's news, fanned out to the elections; a private class so none of it is callable from outside. */
+  private final class LeaseNews implements LeaseKeeper.Listener {
+    @Override
+    public void leaseSuspect(long leaseId, String reason) {
+      elections.values().forEach(e -> e.onLeaseSuspect(leaseId, reason));
+    }
 
-  @Override
-  public void leaseConfirmed(long leaseId) {
-    elections.values().forEach(e -> e.onLeaseConfirmed(leaseId));
-  }
+    @Override
+    public void leaseConfirmed(long leaseId) {
+      elections.values().forEach(e -> e.onLeaseConfirmed(leaseId));
+    }
 
-  @Override
-  public void leaseGone(long leaseId, String reason) {
-    elections.values().forEach(e -> e.onLeaseGone(leaseId, reason));
-  }
+    @Override
+    public void leaseGone(long leaseId, String reason) {
+      elections.values().forEach(e -> e.onLeaseGone(leaseId, reason));
+    }
 
-  @Override
-  public void leaseGranted(long leaseId) {
-    elections.values().forEach(DefaultLeaderElection::poke);
+    @Override
+    public void leaseGranted(long leaseId) {
+      elections.values().forEach(DefaultLeaderElection::poke);
+    }
   }
 
   // ------------------------------------------------------------------ watch
@@ -484,7 +487,7 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
     metrics.leaseRevocationBugMembers(affected.size());
     if (!affected.isEmpty()) {
       log.warn("etcd members {} run a version whose leader can revoke live leases after a stall (slow disk, CPU "
-          + "starvation; fixed in etcd 3.4.30 / 3.5.13): a successor may then win before this leader's local "
+          + "starvation; fixed in etcd 3.4.31 / 3.5.13): a successor may then win before this leader's local "
           + "deadline. Leadership.isValidNow() cannot protect against that; the resource fence must. Upgrade etcd.",
           affected);
     } else {
@@ -590,8 +593,12 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
 
   private void closeElectionsAndLease() {
     List<CompletableFuture<Void>> closing = new ArrayList<>();
+    // Every term stops being valid first; the revoke below removes the records. With leaseLossHoldOff on, each
+    // record is deleted with its resign marker first, else followers would take the revoke for a lost lease
+    // and wait out the hold-off.
+    boolean markResigns = !config.leaseLossHoldOff().isZero();
     for (DefaultLeaderElection e : List.copyOf(elections.values())) {
-      closing.add(e.closeAsync(false)); // every term stops being valid first; the revoke below removes the records
+      closing.add(e.closeAsync(markResigns));
     }
     try {
       CompletableFuture.allOf(closing.toArray(CompletableFuture[]::new))
@@ -632,8 +639,9 @@ public final class DefaultElectionSession implements ElectionSession, LeaseKeepe
    * transitions, listener calls, deletes or revokes; the client connection is dropped. Every held
    * {@code Leadership} stays as it was, so {@code isValidNow()} turns false by itself when the frozen
    * deadline passes, exactly as in a frozen process. Successors can win only after etcd expires the lease.
+   * Package-private: tests reach it through the test-only {@code SessionFaults} in this package's test sources.
    */
-  public void simulateCrash() {
+  void simulateCrash() {
     crashed = true;
     closed.set(true);
     if (shutdownHook != null) {

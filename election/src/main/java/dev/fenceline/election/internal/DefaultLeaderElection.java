@@ -90,6 +90,11 @@ final class DefaultLeaderElection implements LeaderElection {
   private long holdOffUntilNanos;
   private boolean holdingOff;
   private long leaderAbsentSinceNanos = -1;
+  /** Term whose record this candidate saw absent, and when it first did (deadline clock); -1 = present. */
+  private long absentTerm = -1;
+  private long absentSinceNanos = -1;
+  /** The term whose vanished record this candidate last waited out (counted and logged once). */
+  private long waitedOutTerm = -1;
   private final Backoff backoff;
   private ScheduledFuture<?> retryTask;
   /** The last successful read (null before the first); lets a delete event go straight to the CAS. */
@@ -362,8 +367,10 @@ final class DefaultLeaderElection implements LeaderElection {
       }
       // Fast path for handover: the leader key was deleted and our last read is otherwise current, so try
       // the CAS at once (saves one linearizable read). If anything else changed, the compares fail and the
-      // normal read-decide path runs. The transaction remains the only arbiter.
+      // normal read-decide path runs. The transaction remains the only arbiter. Not with leaseLossHoldOff: the
+      // resign marker arrives as a later event of the same transaction, so only a read tells a resign from a loss.
       if (event.getEventType() == WatchEvent.EventType.DELETE && l == null && !opInFlight && recordToDelete == null
+          && config.leaseLossHoldOff().isZero()
           && lifecycle.get() == Lifecycle.STARTED && lastSnapshot != null && !lastSnapshot.paused
           && lastSnapshot.epoch == etcd.history().mark().epoch() // never CAS with revisions of an older history
           && !(holdingOff && holdOffUntilNanos - now() > 0)
@@ -495,12 +502,20 @@ final class DefaultLeaderElection implements LeaderElection {
 
   private void decideOn(KeysSnapshot s) {
     lastTermSeen = Math.max(lastTermSeen, s.term);
+    long now = now(); // read after the response or event arrived: not before the record was gone
+    if (s.leader != null) {
+      absentTerm = -1;
+      absentSinceNanos = -1;
+    } else if (absentTerm != s.term || absentSinceNanos < 0) {
+      absentTerm = s.term;
+      absentSinceNanos = now;
+    }
     LeaseKeeper.View lease = keeper.view();
     LeadershipImpl l = leadership;
     ElectionDecision.Decision d = ElectionDecision.decide(new ElectionDecision.Facts(s,
         l == null ? null : new ElectionDecision.Held(l.leaseId(), l.nonce(), l.term(), state == SUSPECT),
         new ElectionDecision.LeaseFacts(lease.leaseId(), lease.health(), lease.validUntilNanos()),
-        unresolved, holdingOff, holdOffUntilNanos, now()));
+        unresolved, holdingOff, holdOffUntilNanos, config.leaseLossHoldOff().toNanos(), absentSinceNanos, now));
     apply(d, s, l, lease.leaseId());
   }
 
@@ -545,6 +560,16 @@ final class DefaultLeaderElection implements LeaderElection {
       deleteRecord();
     } else if (action instanceof ElectionDecision.Follow f) {
       transition(FOLLOWER, f.why(), null);
+    } else if (action instanceof ElectionDecision.WaitOutOldLeader w) {
+      if (waitedOutTerm != s.term) { // once per vanished record
+        waitedOutTerm = s.term;
+        meters.leaseLossHoldOffs.increment();
+        log.info("leader record of term {} vanished without a resign marker (lease expired or revoked): not "
+            + "campaigning for {} ms so the old leader's local deadline passes first: election={} candidate={}",
+            s.term, TimeUnit.NANOSECONDS.toMillis(w.remainingNanos()), keys.election(), candidateId);
+      }
+      transition(FOLLOWER, "waiting out the old leader's deadline (leaseLossHoldOff)", null);
+      scheduleRetry(Duration.ofNanos(w.remainingNanos()));
     } else if (action instanceof ElectionDecision.HoldOff h) {
       transition(FOLLOWER, "holding off after resigning", null);
       scheduleRetry(Duration.ofNanos(h.remainingNanos()));

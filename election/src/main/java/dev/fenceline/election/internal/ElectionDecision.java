@@ -31,8 +31,18 @@ final class ElectionDecision {
   record InDoubt(long leaseId, long termModRevision) {}
 
   /** Everything a decision depends on. {@code held} is null when no term is held. */
+  /**
+   * @param leaseLossHoldOffNanos configured {@code leaseLossHoldOff} (0 = off)
+   * @param absentSinceNanos      deadline-clock reading when this candidate first saw the leader key absent for
+   *                              the current term (taken after the response or event arrived); -1 if not absent
+   */
   record Facts(KeysSnapshot keys, Held held, LeaseFacts lease, Map<String, InDoubt> inDoubt, boolean holdingOff,
-      long holdOffUntilNanos, long nowNanos) {}
+      long holdOffUntilNanos, long leaseLossHoldOffNanos, long absentSinceNanos, long nowNanos) {
+    Facts(KeysSnapshot keys, Held held, LeaseFacts lease, Map<String, InDoubt> inDoubt, boolean holdingOff,
+        long holdOffUntilNanos, long nowNanos) {
+      this(keys, held, lease, inDoubt, holdingOff, holdOffUntilNanos, 0, -1, nowNanos);
+    }
+  }
 
   sealed interface Action {}
 
@@ -55,6 +65,12 @@ final class ElectionDecision {
 
   /** Resigned recently: do not campaign for {@code remainingNanos} more. */
   record HoldOff(long remainingNanos) implements Action {}
+
+  /**
+   * The leader record vanished without a resign marker (lease expired or was revoked): the old leader may still
+   * count itself valid until its local deadline; do not campaign for {@code remainingNanos} more.
+   */
+  record WaitOutOldLeader(long remainingNanos) implements Action {}
 
   /** No usable lease: wait for the keeper to grant one. */
   record WaitForLease() implements Action {}
@@ -123,6 +139,18 @@ final class ElectionDecision {
     long keep = s.termModRevision;
     if (s.paused) {
       return new Decision(new Follow("paused: kill switch present"), lost, lostWhy, keep, null, false);
+    }
+    // Lease-loss hold-off: a record that went without a resign marker may have been revoked by a stalled etcd
+    // leader while its holder still counts itself valid. That holder's deadline is at most
+    // (last confirmed renewal send) + ttl - margin, and every confirmed renewal was sent before the revocation
+    // committed, which is before we saw the key absent; so waiting holdOff >= ttl from our first sight of the
+    // absence outlasts it (clock-rate differences within the margin).
+    if (f.leaseLossHoldOffNanos() > 0 && s.leaderGoneInvoluntarily()) {
+      long since = f.absentSinceNanos() < 0 ? f.nowNanos() : f.absentSinceNanos();
+      long left = since + f.leaseLossHoldOffNanos() - f.nowNanos();
+      if (left > 0) {
+        return new Decision(new WaitOutOldLeader(left), lost, lostWhy, keep, null, false);
+      }
     }
     boolean holdOffOver = false;
     if (f.holdingOff()) {

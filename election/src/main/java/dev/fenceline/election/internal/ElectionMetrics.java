@@ -113,6 +113,7 @@ final class ElectionMetrics {
     final Counter suspectTransitions;
     final Timer takeover;
     final Counter won;
+    final Counter leaseLossHoldOffs;
     private final String election;
     private final List<Meter> meters = new ArrayList<>();
     private final ConcurrentMap<String, Counter> lost = new ConcurrentHashMap<>();
@@ -133,6 +134,9 @@ final class ElectionMetrics {
           .description("leader key seen absent -> campaign won").register(registry));
       won = add(Counter.builder("fenceline.election.won").tag("election", election).tag("candidate", candidate)
           .description("terms won").register(registry));
+      leaseLossHoldOffs = add(Counter.builder("fenceline.election.lease.loss.holdoffs").tag("election", election)
+          .tag("candidate", candidate).description("leader records seen gone without a resign marker that this "
+              + "candidate waited out (leaseLossHoldOff) before campaigning").register(registry));
     }
 
     private <M extends Meter> M add(M m) {

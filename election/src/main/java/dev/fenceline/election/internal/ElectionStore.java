@@ -28,7 +28,8 @@ interface ElectionStore {
 
   /**
    * Deletes the leader record only if it is still exactly this one (mod revision and bytes), optionally with
-   * the resign request. @return whether it was deleted
+   * the resign request, and in the same transaction writes the {@code resigned} marker with the record's term.
+   * @return whether it was deleted
    */
   CompletableFuture<Boolean> deleteRecord(ElectionKeys keys, long modRevision, byte[] value,
       boolean withResignRequest);

@@ -60,12 +60,24 @@ final class EtcdElectionStore implements ElectionStore {
       if (withResignRequest) {
         ops.add(Op.delete(bytes(keys.resignRequest()), DeleteOption.DEFAULT));
       }
+      // the resign marker, in the same guarded transaction: followers tell a resign from a lost lease by it
+      resignedTerm(value).ifPresent(term ->
+          ops.add(Op.put(bytes(keys.resigned()), bytes(Long.toString(term)), PutOption.DEFAULT)));
       // mod revision AND value: the value (with its random nonce) makes it ours in any cluster history; after
       // a rebuild the same mod revision can belong to someone else's record
       return txn.If(new Cmp(bytes(keys.leader()), Cmp.Op.EQUAL, CmpTarget.modRevision(modRevision)),
               new Cmp(bytes(keys.leader()), Cmp.Op.EQUAL, CmpTarget.value(ByteSequence.from(value))))
           .Then(ops.toArray(Op[]::new));
     }).thenApply(r -> r.isSucceeded());
+  }
+
+  /** The term of a record we wrote (always readable); empty for anything else. */
+  private static Optional<Long> resignedTerm(byte[] value) {
+    try {
+      return Optional.of(LeaderRecordCodec.decode(value).term());
+    } catch (IllegalArgumentException notOurs) {
+      return Optional.empty();
+    }
   }
 
   @Override

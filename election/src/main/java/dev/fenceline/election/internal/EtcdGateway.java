@@ -156,6 +156,9 @@ final class EtcdGateway implements AutoCloseable {
     if (!config.tls()) {
       return null;
     }
+    if (config.tlsClientCertFile() != null) {
+      checkValidity(config.tlsClientCertFile(), java.time.Instant.now());
+    }
     try {
       io.netty.handler.ssl.SslContextBuilder b = io.grpc.netty.GrpcSslContexts.forClient()
           .trustManager(config.tlsCaFile().toFile());
@@ -168,6 +171,32 @@ final class EtcdGateway implements AutoCloseable {
           + config.tlsCaFile() + (config.tlsClientCertFile() != null ? ", tlsClientCert=" + config.tlsClientCertFile()
           + " / " + config.tlsClientKeyFile() : "") + ": " + e.getMessage()
           + " (PEM files expected; the client key in PKCS#8)", e);
+    }
+  }
+
+  /**
+   * An expired (or not yet valid) client certificate is refused by etcd's TLS handshake with a bare alert that
+   * jetcd reports as "UNAVAILABLE" after connectTimeout; say so at once, naming the file and the dates. Reads
+   * the wall clock, as the server's check does.
+   */
+  static void checkValidity(java.nio.file.Path certFile, java.time.Instant now) {
+    java.security.cert.X509Certificate cert;
+    try (java.io.InputStream in = java.nio.file.Files.newInputStream(certFile)) {
+      cert = (java.security.cert.X509Certificate) java.security.cert.CertificateFactory.getInstance("X.509")
+          .generateCertificate(in);
+    } catch (java.io.IOException | java.security.cert.CertificateException | ClassCastException e) {
+      throw new dev.fenceline.election.ElectionException("tlsClientCert certificate '" + certFile
+          + "' is not a PEM X.509 certificate: " + e.getMessage(), e);
+    }
+    java.time.Instant from = cert.getNotBefore().toInstant();
+    java.time.Instant until = cert.getNotAfter().toInstant();
+    if (now.isAfter(until)) {
+      throw new dev.fenceline.election.ElectionException("tlsClientCert certificate '" + certFile + "' expired at "
+          + until + " (valid " + from + " .. " + until + ", now " + now + "): etcd refuses it; renew it");
+    }
+    if (now.isBefore(from)) {
+      throw new dev.fenceline.election.ElectionException("tlsClientCert certificate '" + certFile
+          + "' is not valid before " + from + " (now " + now + "): check this host's clock or the certificate");
     }
   }
 

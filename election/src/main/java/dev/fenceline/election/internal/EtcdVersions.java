@@ -7,8 +7,10 @@ package dev.fenceline.election.internal;
  * starved of CPU keeps its lease clock running; when it recovers, before learning it was deposed, it revokes
  * every lease it did not see renewed, including leases renewed meanwhile through the new etcd leader. A
  * Fenceline leader then loses its record before its local deadline, and a successor can win while the old
- * leader still counts itself valid: only the resource fence decides. Fixed by "ignore old leader's lease
- * revoking requests" in 3.4.30 and 3.5.13; every earlier 3.x is affected, 3.6 and later are not.
+ * leader still counts itself valid: only the resource fence decides. Fixed upstream by "ignore old leader's
+ * leases revoking request": in 3.5.13 (etcd CHANGELOG-3.5, v3.5.13) and, backported to the 3.4 line after
+ * 3.4.30 was out, in 3.4.31 (3.4 backport merged February 2024; 3.4.30 only fixed a nil-pointer panic). Every
+ * earlier 3.x is affected; 3.6 and later carry the fix.
  */
 final class EtcdVersions {
   private EtcdVersions() {}
@@ -23,7 +25,7 @@ final class EtcdVersions {
       return v[0] < 3;
     }
     return switch (v[1]) {
-      case 4 -> v[2] < 30;
+      case 4 -> v[2] < 31;
       case 5 -> v[2] < 13;
       default -> v[1] < 4;
     };

@@ -19,6 +19,8 @@ final class KeysSnapshot {
   long floorModRevision;
   boolean paused;
   StoredKey resignRequest;
+  /** Term in the {@code resigned} marker: the last term given up voluntarily; -1 when absent or unreadable. */
+  long resignedTerm = -1;
   /** {@link ClusterHistory} epoch when the read was sent. */
   long epoch;
 
@@ -45,9 +47,23 @@ final class KeysSnapshot {
         s.paused = true;
       } else if (key.equals(keys.resignRequest())) {
         s.resignRequest = kv;
+      } else if (key.equals(keys.resigned())) {
+        try {
+          s.resignedTerm = Long.parseLong(kv.text().trim());
+        } catch (NumberFormatException e) {
+          s.resignedTerm = -1; // unreadable marker: treat the absence as involuntary (the cautious reading)
+        }
       }
     }
     return s;
+  }
+
+  /**
+   * True when the leader key is absent and the last issued term was not given up voluntarily (no
+   * {@code resigned} marker for it): its record went with an expired or revoked lease.
+   */
+  boolean leaderGoneInvoluntarily() {
+    return leader == null && term > 0 && resignedTerm != term;
   }
 
   /** The term a resign request targets; a blank or unparseable value targets whoever leads. */

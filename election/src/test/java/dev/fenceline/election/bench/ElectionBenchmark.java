@@ -7,6 +7,7 @@ import dev.fenceline.election.LeaderElection;
 import dev.fenceline.election.Leadership;
 import dev.fenceline.election.LeadershipState;
 import dev.fenceline.election.internal.DefaultElectionSession;
+import dev.fenceline.election.internal.SessionFaults;
 import dev.fenceline.testkit.EtcdCluster;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
@@ -39,11 +40,18 @@ public final class ElectionBenchmark {
         uncontendedCampaign(100);
       }
       if (only.equals("all") || only.contains("handover")) {
-        handoverAfterResign(100);
+        handoverAfterResign(100, Duration.ZERO);
       }
       if (only.equals("all") || only.contains("failover")) {
-        failoverAfterCrash(Duration.ofSeconds(2), 15);
-        failoverAfterCrash(Duration.ofSeconds(5), 8);
+        failoverAfterCrash(Duration.ofSeconds(2), 15, Duration.ZERO);
+        failoverAfterCrash(Duration.ofSeconds(5), 8, Duration.ZERO);
+      }
+      if (only.equals("all") || only.contains("holdoff")) {
+        // the cost of leaseLossHoldOff, side by side with the same runs without it
+        failoverAfterCrash(Duration.ofSeconds(2), 8, Duration.ZERO);
+        failoverAfterCrash(Duration.ofSeconds(2), 8, Duration.ofSeconds(2));
+        handoverAfterResign(30, Duration.ZERO);
+        handoverAfterResign(30, Duration.ofSeconds(5));
       }
       if (only.equals("all") || only.contains("hung")) {
         failoverWithWatchMemberHung(Duration.ofSeconds(3), 8);
@@ -93,15 +101,17 @@ public final class ElectionBenchmark {
   }
 
   /** leader.resign() -> another candidate LEADER (its event time), 3 candidates on separate sessions. */
-  static void handoverAfterResign(int n) throws Exception {
-    ElectionConfig cfg = config(Duration.ofSeconds(5)).resignHoldOff(Duration.ofMillis(300)).build();
+  static void handoverAfterResign(int n, Duration leaseLossHoldOff) throws Exception {
+    ElectionConfig cfg = config(Duration.ofSeconds(5)).resignHoldOff(Duration.ofMillis(300))
+        .leaseLossHoldOff(leaseLossHoldOff).build();
+    String name = "handover-" + leaseLossHoldOff.toSeconds();
     List<ElectionSession> sessions = new ArrayList<>();
     List<LeaderElection> cands = new ArrayList<>();
     AtomicLong lastLeaderEventNanos = new AtomicLong();
     for (int i = 0; i < 3; i++) {
       ElectionSession s = ElectionSession.open(cfg);
       sessions.add(s);
-      LeaderElection e = s.election("handover", "c" + i);
+      LeaderElection e = s.election(name, "c" + i);
       e.addListener(ev -> {
         if (ev.state() == LeadershipState.LEADER) {
           lastLeaderEventNanos.set(ev.nanoTime());
@@ -127,13 +137,13 @@ public final class ElectionBenchmark {
     } finally {
       sessions.forEach(ElectionSession::close);
     }
-    print("handover after resign (resign() -> successor LEADER), n=" + n, ns);
+    print("handover after resign (resign() -> successor LEADER)" + holdOffLabel(leaseLossHoldOff) + ", n=" + n, ns);
   }
 
   /** crash (no renewals, no delete) -> successor LEADER. */
-  static void failoverAfterCrash(Duration ttl, int n) throws Exception {
-    ElectionConfig cfg = config(ttl).build();
-    String name = "failover-" + ttl.toSeconds();
+  static void failoverAfterCrash(Duration ttl, int n, Duration leaseLossHoldOff) throws Exception {
+    ElectionConfig cfg = config(ttl).leaseLossHoldOff(leaseLossHoldOff).build();
+    String name = "failover-" + ttl.toSeconds() + "-" + leaseLossHoldOff.toSeconds();
     List<DefaultElectionSession> sessions = new ArrayList<>();
     List<LeaderElection> cands = new ArrayList<>();
     AtomicLong lastLeaderEventNanos = new AtomicLong();
@@ -148,11 +158,11 @@ public final class ElectionBenchmark {
         int idx = cands.indexOf(leader);
         long before = lastLeaderEventNanos.get();
         long start = System.nanoTime();
-        sessions.get(idx).simulateCrash();
+        SessionFaults.crash(sessions.get(idx));
         sessions.remove(idx);
         cands.remove(idx);
         cands.add(candidate(cfg, name, "c" + next++, sessions, lastLeaderEventNanos));
-        long deadline = System.nanoTime() + ttl.toNanos() * 4;
+        long deadline = System.nanoTime() + ttl.toNanos() * 4 + leaseLossHoldOff.toNanos();
         while (lastLeaderEventNanos.get() == before && System.nanoTime() < deadline) {
           Thread.sleep(1);
         }
@@ -161,7 +171,12 @@ public final class ElectionBenchmark {
     } finally {
       sessions.forEach(DefaultElectionSession::close);
     }
-    print("failover after crash, ttl " + ttl.toSeconds() + " s (crash -> successor LEADER), n=" + n, ns);
+    print("failover after crash, ttl " + ttl.toSeconds() + " s (crash -> successor LEADER)"
+        + holdOffLabel(leaseLossHoldOff) + ", n=" + n, ns);
+  }
+
+  private static String holdOffLabel(Duration leaseLossHoldOff) {
+    return leaseLossHoldOff.isZero() ? "" : ", leaseLossHoldOff " + leaseLossHoldOff.toSeconds() + " s";
   }
 
   /**
@@ -191,7 +206,7 @@ public final class ElectionBenchmark {
         hung.pause();
         try {
           long start = System.nanoTime();
-          sessions.get(idx).simulateCrash();
+          SessionFaults.crash(sessions.get(idx));
           sessions.remove(idx);
           cands.remove(idx);
           long deadline = System.nanoTime() + ttl.toNanos() * 20;

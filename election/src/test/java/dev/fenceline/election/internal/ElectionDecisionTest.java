@@ -23,6 +23,7 @@ import dev.fenceline.election.internal.ElectionDecision.Resign;
 import dev.fenceline.election.internal.ElectionDecision.ResumeLeader;
 import dev.fenceline.election.internal.ElectionDecision.Stay;
 import dev.fenceline.election.internal.ElectionDecision.WaitForLease;
+import dev.fenceline.election.internal.ElectionDecision.WaitOutOldLeader;
 import io.grpc.Status;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
@@ -59,6 +60,8 @@ class ElectionDecisionTest {
     final Map<String, InDoubt> inDoubt = new HashMap<>();
     boolean holdingOff;
     long holdOffUntil;
+    long leaseLossHoldOff;
+    long absentSince = -1;
     long now = NOW;
 
     Row leader(String id, long term, long lease, String nonce, long modRevision) {
@@ -77,7 +80,8 @@ class ElectionDecisionTest {
     }
 
     Facts facts() {
-      return new Facts(KeysSnapshot.of(KEYS, kvs), held, lease, inDoubt, holdingOff, holdOffUntil, now);
+      return new Facts(KeysSnapshot.of(KEYS, kvs), held, lease, inDoubt, holdingOff, holdOffUntil, leaseLossHoldOff,
+          absentSince, now);
     }
   }
 
@@ -197,6 +201,39 @@ class ElectionDecisionTest {
         row("hold-off over: campaign and clear it",
             r -> { r.term(7, 50); r.holdingOff = true; r.holdOffUntil = NOW - 1; },
             d -> { assertThat(d.action()).isEqualTo(new Campaign(8)); assertThat(d.holdOffOver()).isTrue(); }),
+        row("lease-loss hold-off: record gone without a resign marker, first seen now: wait the whole hold-off",
+            r -> { r.term(7, 50); r.leaseLossHoldOff = 4 * SEC; },
+            d -> assertThat(d.action()).isEqualTo(new WaitOutOldLeader(4 * SEC))),
+        row("lease-loss hold-off: counted from the first sight of the absence, not from this read",
+            r -> { r.term(7, 50).key(KEYS.resigned(), "6", 40); r.leaseLossHoldOff = 4 * SEC; r.absentSince = NOW - 3 * SEC; },
+            d -> assertThat(d.action()).isEqualTo(new WaitOutOldLeader(SEC))),
+        row("lease-loss hold-off over: campaign",
+            r -> { r.term(7, 50); r.leaseLossHoldOff = 4 * SEC; r.absentSince = NOW - 4 * SEC; },
+            d -> assertThat(d.action()).isEqualTo(new Campaign(8))),
+        row("lease-loss hold-off: the last term was resigned (marker = term): campaign at once",
+            r -> { r.term(7, 50).key(KEYS.resigned(), "7", 55); r.leaseLossHoldOff = 4 * SEC; },
+            d -> assertThat(d.action()).isEqualTo(new Campaign(8))),
+        row("lease-loss hold-off: unreadable marker counts as no marker",
+            r -> { r.term(7, 50).key(KEYS.resigned(), "seven", 55); r.leaseLossHoldOff = 4 * SEC; },
+            action(WaitOutOldLeader.class)),
+        row("lease-loss hold-off: no term issued yet, nobody to wait for: campaign",
+            r -> r.leaseLossHoldOff = 4 * SEC,
+            d -> assertThat(d.action()).isEqualTo(new Campaign(1))),
+        row("lease-loss hold-off off (default): a vanished record is campaigned for at once",
+            r -> r.term(7, 50),
+            d -> assertThat(d.action()).isEqualTo(new Campaign(8))),
+        row("lease-loss hold-off: our own record revoked: term lost, then wait like everyone",
+            r -> { r.term(7, 50); r.held = new Held(OUR_LEASE, "n1", 7, false); r.leaseLossHoldOff = 4 * SEC; },
+            d -> {
+              assertThat(d.lost()).isEqualTo(LossReason.RECORD_GONE);
+              assertThat(d.action()).isEqualTo(new WaitOutOldLeader(4 * SEC));
+            }),
+        row("lease-loss hold-off: a present leader is followed as always",
+            r -> { r.term(7, 50).leader("w2", 7, OTHER_LEASE, "n2", 50); r.leaseLossHoldOff = 4 * SEC; },
+            action(Follow.class)),
+        row("lease-loss hold-off and kill switch: the kill switch wins (follow)",
+            r -> { r.term(7, 50).key(KEYS.paused(), "x", 70); r.leaseLossHoldOff = 4 * SEC; },
+            action(Follow.class)),
         row("no usable lease: wait for one",
             r -> { r.term(7, 50); r.lease = new LeaseFacts(OUR_LEASE, LeaseKeeper.Health.GONE, 0); },
             action(WaitForLease.class)),

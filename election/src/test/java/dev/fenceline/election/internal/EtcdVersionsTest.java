@@ -10,7 +10,8 @@ class EtcdVersionsTest {
   @CsvSource({
       "3.4.23, true", // Debian bookworm's etcd, what the scripts install
       "v3.4.29, true",
-      "3.4.30, false",
+      "3.4.30, true", // 3.4.30 only fixed a nil-pointer panic; the revoke fix is in 3.4.31
+      "3.4.31, false",
       "3.5.0, true",
       "3.5.12, true",
       "3.5.13, false",

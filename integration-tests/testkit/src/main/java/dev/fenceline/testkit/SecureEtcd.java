@@ -12,7 +12,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * A single etcd member as production runs it: client TLS with a test CA, client certificates required
  * ({@code --client-cert-auth}) and RBAC enabled. Certificates are generated with openssl into the data folder
- * (a CA, a server certificate for 127.0.0.1, a client certificate, and a second CA nobody trusts). Users:
+ * (a CA, a server certificate for 127.0.0.1, a client certificate, the same client key in an expired certificate,
+ * and a second CA nobody trusts). Users:
  * {@code root}, an application user limited to one prefix, and a user whose role covers another prefix.
  * The process is registered with the {@link Reaper}; {@link #close()} stops it and deletes everything.
  */
@@ -108,6 +109,15 @@ public final class SecureEtcd implements AutoCloseable {
             run(dir, o, "x509", "-req", "-in", leaf[0] + ".csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
                     "-out", leaf[0] + ".crt", "-days", days, "-extfile", leaf[0] + ".ext");
         }
+        // the same client key in a certificate whose validity ended in 2020: `openssl ca` takes explicit dates
+        write(dir.resolve("ca.cnf"), "[ca]\ndefault_ca=test_ca\n[test_ca]\ndatabase=index.txt\nnew_certs_dir=.\n"
+                + "serial=serial\ndefault_md=sha256\npolicy=any\n[any]\ncommonName=supplied\n"
+                + "[client_ext]\nextendedKeyUsage=clientAuth\n");
+        write(dir.resolve("index.txt"), "");
+        write(dir.resolve("serial"), "1000\n");
+        run(dir, o, "ca", "-batch", "-config", "ca.cnf", "-cert", "ca.crt", "-keyfile", "ca.key", "-in", "client.csr",
+                "-out", "expired-client.crt", "-startdate", "20200101000000Z", "-enddate", "20200102000000Z",
+                "-extensions", "client_ext", "-notext");
         // Java's PEM reader (netty) wants PKCS#8 keys
         run(dir, o, "pkcs8", "-topk8", "-nocrypt", "-in", "client.key", "-out", "client.pk8.key");
     }
@@ -177,6 +187,11 @@ public final class SecureEtcd implements AutoCloseable {
 
     public Path clientCertFile() {
         return dir.resolve("client.crt");
+    }
+
+    /** A certificate for {@link #clientKeyFile()} signed by the trusted CA whose validity ended on 2020-01-02. */
+    public Path expiredClientCertFile() {
+        return dir.resolve("expired-client.crt");
     }
 
     /** The client key in PKCS#8 PEM (what Java's TLS stack reads). */

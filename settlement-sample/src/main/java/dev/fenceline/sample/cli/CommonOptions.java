@@ -1,6 +1,10 @@
 package dev.fenceline.sample.cli;
 
+import dev.fenceline.election.ElectionConfig;
+import dev.fenceline.election.ElectionException;
 import dev.fenceline.sample.db.SampleDatabase;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
 import java.util.List;
 import picocli.CommandLine.Option;
 
@@ -28,6 +32,26 @@ public final class CommonOptions {
             description = "etcd client endpoints, comma-separated (env FENCELINE_ETCD; default ${DEFAULT-VALUE}).")
     String etcd;
 
+    @Option(names = "--etcd-ca", paramLabel = "PEM", defaultValue = "${env:FENCELINE_ETCD_CA}",
+            description = "CA bundle that signed the etcd server certificates; needed for https:// endpoints (env FENCELINE_ETCD_CA).")
+    String etcdCa;
+
+    @Option(names = "--etcd-cert", paramLabel = "PEM", defaultValue = "${env:FENCELINE_ETCD_CERT}",
+            description = "Client certificate for etcd's --client-cert-auth; with --etcd-key (env FENCELINE_ETCD_CERT).")
+    String etcdCert;
+
+    @Option(names = "--etcd-key", paramLabel = "PEM", defaultValue = "${env:FENCELINE_ETCD_KEY}",
+            description = "Private key of --etcd-cert, PKCS#8 PEM (env FENCELINE_ETCD_KEY).")
+    String etcdKey;
+
+    @Option(names = "--etcd-user", paramLabel = "USER", defaultValue = "${env:FENCELINE_ETCD_USER}",
+            description = "etcd user (RBAC); with --etcd-password-file (env FENCELINE_ETCD_USER).")
+    String etcdUser;
+
+    @Option(names = "--etcd-password-file", paramLabel = "PATH", defaultValue = "${env:FENCELINE_ETCD_PASSWORD_FILE}",
+            description = "File whose first line is the etcd user's password (env FENCELINE_ETCD_PASSWORD_FILE).")
+    String etcdPasswordFile;
+
     @Option(names = "--election", paramLabel = "NAME",
             defaultValue = "${env:FENCELINE_ELECTION:-" + DEFAULT_ELECTION + "}",
             description = "Election name; it is also the fencing resource (env FENCELINE_ELECTION; default ${DEFAULT-VALUE}).")
@@ -45,16 +69,70 @@ public final class CommonOptions {
         return Validation.electionName(election);
     }
 
+    /**
+     * How to reach etcd: endpoints, TLS files and credentials from the options (or their environment
+     * variables), validated; ttl and meters are the caller's ({@code electionConfig().toBuilder().ttl(..)}).
+     * @throws BadInputException naming the option and the value (a missing file: the option and the path)
+     */
+    public ElectionConfig electionConfig() {
+        List<String> endpoints = etcdEndpoints();
+        ElectionConfig.Builder b = ElectionConfig.builder().endpoints(endpoints).connectTimeout(Duration.ofSeconds(5))
+                .meterRegistry(new SimpleMeterRegistry()).closeOnShutdown(false);
+        boolean https = endpoints.get(0).startsWith("https://");
+        if (present(etcdCa)) {
+            if (!https) {
+                throw new BadInputException("--etcd-ca needs https:// endpoints but --etcd is " + String.join(",", endpoints)
+                        + " (env FENCELINE_ETCD_CA)");
+            }
+            b.tlsCaFile(Validation.readableFile("--etcd-ca", "FENCELINE_ETCD_CA", etcdCa));
+        } else if (https) {
+            throw new BadInputException("--etcd https:// endpoints need --etcd-ca (the CA bundle that signed the etcd "
+                    + "server certificates; env FENCELINE_ETCD_CA)");
+        }
+        if (present(etcdCert) != present(etcdKey)) {
+            throw new BadInputException("--etcd-cert and --etcd-key go together (env FENCELINE_ETCD_CERT, FENCELINE_ETCD_KEY); got "
+                    + (present(etcdCert) ? "--etcd-cert only" : "--etcd-key only"));
+        }
+        if (present(etcdCert)) {
+            if (!https) {
+                throw new BadInputException("--etcd-cert needs https:// endpoints but --etcd is " + String.join(",", endpoints));
+            }
+            b.tlsClientCert(Validation.readableFile("--etcd-cert", "FENCELINE_ETCD_CERT", etcdCert),
+                    Validation.readableFile("--etcd-key", "FENCELINE_ETCD_KEY", etcdKey));
+        }
+        if (present(etcdUser) != present(etcdPasswordFile)) {
+            throw new BadInputException("--etcd-user and --etcd-password-file go together (env FENCELINE_ETCD_USER, "
+                    + "FENCELINE_ETCD_PASSWORD_FILE); got " + (present(etcdUser) ? "--etcd-user only" : "--etcd-password-file only"));
+        }
+        if (present(etcdUser)) {
+            java.nio.file.Path pw = Validation.readableFile("--etcd-password-file", "FENCELINE_ETCD_PASSWORD_FILE", etcdPasswordFile);
+            try {
+                b.credentials(etcdUser, ElectionConfig.Builder.readPasswordFile("--etcd-password-file", pw));
+            } catch (ElectionException e) {
+                throw new BadInputException(e.getMessage());
+            }
+        }
+        try {
+            return b.build();
+        } catch (ElectionException e) {
+            throw new BadInputException("etcd options: " + e.getMessage());
+        }
+    }
+
+    private static boolean present(String s) {
+        return s != null && !s.isBlank();
+    }
+
     /** Validates URL and election name (not etcd), for commands that only use the database. */
     public void validateDatabaseOptions() {
         jdbcUrl();
         election();
     }
 
-    /** Validates all three. */
+    /** Validates the database URL, the etcd options (endpoints, TLS files, credentials) and the election name. */
     public void validateAll() {
         jdbcUrl();
-        etcdEndpoints();
+        electionConfig();
         election();
     }
 

@@ -18,7 +18,7 @@ abstract class ElectionOpCommand implements Callable<Integer> {
         try (SampleDatabase db = common.openDatabase("fenceline-admin", 1)) {
             Preconditions.requireKnownElection(db, common.election());
         }
-        try (ElectionAdmin admin = EtcdOps.admin(common.etcdEndpoints())) {
+        try (ElectionAdmin admin = EtcdOps.admin(common)) {
             System.out.println(act(admin, common.election()));
         }
         return FencelineCli.EXIT_OK;

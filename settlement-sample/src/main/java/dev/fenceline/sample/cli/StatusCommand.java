@@ -70,7 +70,7 @@ final class StatusCommand implements Callable<Integer> {
             s.put("database_ok", false);
             errors.add("database: " + FencelineCli.describe(e));
         }
-        try (ElectionAdmin admin = EtcdOps.admin(common.etcdEndpoints())) {
+        try (ElectionAdmin admin = EtcdOps.admin(common)) {
             Optional<LeaderRecord> leader = admin.leader(election);
             s.put("etcd_term", admin.currentTerm(election));
             s.put("paused", admin.isPaused(election));
@@ -81,7 +81,7 @@ final class StatusCommand implements Callable<Integer> {
                 s.put("lease_id", r.leaseId());
                 s.put("lease_id_hex", r.leaseIdHex());
                 s.put("acquired_at", r.acquiredAt() == null ? null : r.acquiredAt().toString());
-                s.put("ttl_left_ms", EtcdOps.leaseTtlLeftMillis(common.etcdEndpoints(), r.leaseId()));
+                s.put("ttl_left_ms", EtcdOps.leaseTtlLeftMillis(common.electionConfig(), r.leaseId()));
             }
             s.put("etcd_ok", true);
         } catch (Exception e) {

@@ -67,7 +67,7 @@ public final class Validation {
         return u;
     }
 
-    /** Comma-separated etcd client endpoints, each http(s)://host:port. */
+    /** Comma-separated etcd client endpoints, each http(s)://host:port; host:port alone means http, as with etcdctl. */
     public static List<String> etcdEndpoints(String csv) {
         if (csv == null || csv.isBlank()) {
             throw new BadInputException("--etcd must name at least one endpoint, e.g. http://127.0.0.1:2379 (env FENCELINE_ETCD)");
@@ -78,20 +78,21 @@ public final class Validation {
             if (e.isEmpty()) {
                 throw new BadInputException("--etcd contains an empty endpoint: '" + csv + "'");
             }
-            if (!e.startsWith("http://") && !e.startsWith("https://")) {
-                throw new BadInputException("--etcd endpoint must start with http:// or https://: '" + e + "'");
+            String url = e.contains("://") ? e : "http://" + e; // host:port alone means http, as with etcdctl
+            if (!url.startsWith("http://") && !url.startsWith("https://")) {
+                throw new BadInputException("--etcd endpoint must be host:port or start with http:// or https://: '" + e + "'");
             }
             URI uri;
             try {
-                uri = new URI(e);
+                uri = new URI(url);
             } catch (URISyntaxException ex) {
                 throw new BadInputException("--etcd endpoint is malformed: '" + e + "' (" + ex.getReason() + ")");
             }
             if (uri.getScheme() == null || !(uri.getScheme().equals("http") || uri.getScheme().equals("https"))) {
-                throw new BadInputException("--etcd endpoint must start with http:// or https://: '" + e + "'");
+                throw new BadInputException("--etcd endpoint must be host:port or start with http:// or https://: '" + e + "'");
             }
             if (uri.getHost() == null || uri.getPort() < 1 || uri.getPort() > 65535) {
-                throw new BadInputException("--etcd endpoint must be http(s)://host:port with a port 1..65535: '" + e + "'");
+                throw new BadInputException("--etcd endpoint must be [http(s)://]host:port with a port 1..65535: '" + e + "'");
             }
             if (uri.getPath() != null && !uri.getPath().isEmpty() && !uri.getPath().equals("/")) {
                 throw new BadInputException("--etcd endpoint must not have a path: '" + e + "'");
@@ -99,6 +100,24 @@ public final class Validation {
             out.add(uri.getScheme() + "://" + uri.getHost() + ":" + uri.getPort());
         }
         return List.copyOf(out);
+    }
+
+    /**
+     * A file an option names: it must exist and be readable. @throws BadInputException naming the option, its
+     * environment variable and the path
+     */
+    public static java.nio.file.Path readableFile(String option, String env, String path) {
+        java.nio.file.Path p;
+        try {
+            p = java.nio.file.Path.of(path);
+        } catch (java.nio.file.InvalidPathException e) {
+            throw new BadInputException(option + " is not a valid path: '" + path + "' (env " + env + ")");
+        }
+        if (!java.nio.file.Files.isRegularFile(p) || !java.nio.file.Files.isReadable(p)) {
+            throw new BadInputException(option + " names a file that does not exist or is not readable: '" + path
+                    + "' (env " + env + ")");
+        }
+        return p;
     }
 
     public static String electionName(String name) {

@@ -83,7 +83,7 @@ final class WorkerCommand implements Callable<Integer> {
         }
         WorkerConfig cfg = new WorkerConfig(workerId, common.election(), common.election(), common.jdbcUrl(), common.dbUser,
                 common.dbPassword, common.etcdEndpoints(), Duration.ofMillis(ttlMs), (int) batchSize, Duration.ofMillis(intervalMs),
-                scope, metricsPort, metricsHost, historyFile, pauseInsideBatchFile);
+                scope, metricsPort, metricsHost, historyFile, pauseInsideBatchFile, common.electionConfig());
         Worker worker = new Worker(cfg);
         installSignalHandlers(worker, Duration.ofMillis(ttlMs));
         return worker.run();

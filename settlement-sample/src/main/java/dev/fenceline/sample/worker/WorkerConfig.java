@@ -1,5 +1,6 @@
 package dev.fenceline.sample.worker;
 
+import dev.fenceline.election.ElectionConfig;
 import dev.fenceline.fencing.EnterScope;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -15,6 +16,8 @@ import java.util.List;
  *                             {@code FENCELINE-PAUSED-INSIDE-BATCH ...} on stdout after it has written a
  *                             batch's updates and before the batch row and the commit, and waits until
  *                             the file is deleted (null = off)
+ * @param etcd                 how to reach etcd (endpoints, TLS files, credentials), validated; the worker's election
+ *                             session is {@code etcd().toBuilder().ttl(ttl()).meterRegistry(..).build()}
  */
 public record WorkerConfig(
         String workerId,
@@ -31,5 +34,6 @@ public record WorkerConfig(
         Integer metricsPort,
         String metricsHost,
         Path historyFile,
-        Path pauseInsideBatchFile) {
+        Path pauseInsideBatchFile,
+        ElectionConfig etcd) {
 }

@@ -38,9 +38,40 @@ class CliInputTest {
 
     @Test
     void malformedEtcdEndpointIsRefused() {
-        Run r = run("pause", "--etcd", "localhost:2379");
+        Run r = run("pause", "--etcd", "localhost");
         assertThat(r.exit()).isEqualTo(2);
-        assertThat(r.err()).contains("--etcd endpoint");
+        assertThat(r.err()).contains("--etcd endpoint must be [http(s)://]host:port with a port 1..65535: 'localhost'");
+    }
+
+    @Test
+    void etcdTlsAndCredentialOptionsNamingMissingFilesAreRefusedNamingOptionAndPath(
+            @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        String ca = java.nio.file.Files.writeString(dir.resolve("ca.pem"), "pem").toString();
+        String missing = dir.resolve("missing.pem").toString();
+        String[][] rows = {
+            {"--etcd-ca names a file that does not exist or is not readable: '" + missing + "' (env FENCELINE_ETCD_CA)",
+                "--etcd", "https://127.0.0.1:2379", "--etcd-ca", missing},
+            {"--etcd-cert names a file that does not exist or is not readable: '" + missing + "' (env FENCELINE_ETCD_CERT)",
+                "--etcd", "https://127.0.0.1:2379", "--etcd-ca", ca, "--etcd-cert", missing, "--etcd-key", ca},
+            {"--etcd-key names a file that does not exist or is not readable: '" + missing + "' (env FENCELINE_ETCD_KEY)",
+                "--etcd", "https://127.0.0.1:2379", "--etcd-ca", ca, "--etcd-cert", ca, "--etcd-key", missing},
+            {"--etcd-password-file names a file that does not exist or is not readable: '" + missing
+                + "' (env FENCELINE_ETCD_PASSWORD_FILE)", "--etcd-user", "app", "--etcd-password-file", missing},
+            {"--etcd-cert and --etcd-key go together", "--etcd", "https://127.0.0.1:2379", "--etcd-ca", ca, "--etcd-cert", ca},
+            {"--etcd-user and --etcd-password-file go together", "--etcd-user", "app"},
+            {"--etcd https:// endpoints need --etcd-ca", "--etcd", "https://127.0.0.1:2379"},
+            {"--etcd-ca needs https:// endpoints", "--etcd", "127.0.0.1:2379", "--etcd-ca", ca},
+        };
+        for (String cmd : new String[] {"status", "pause", "resume", "resign", "worker"}) {
+            for (String[] row : rows) {
+                java.util.List<String> args = new java.util.ArrayList<>(java.util.List.of(cmd));
+                args.addAll(java.util.List.of(row).subList(1, row.length));
+                args.addAll(java.util.List.of("--jdbc-url", "jdbc:postgresql://127.0.0.1:1/none"));
+                Run r = run(args.toArray(String[]::new));
+                assertThat(r.exit()).as(args.toString()).isEqualTo(2);
+                assertThat(r.err()).as(args.toString()).contains(row[0]).contains("Nothing was changed");
+            }
+        }
     }
 
     @Test

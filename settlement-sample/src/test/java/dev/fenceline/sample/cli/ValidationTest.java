@@ -31,7 +31,10 @@ class ValidationTest {
     void etcdEndpointsAreCommaSeparatedHttpUrlsWithPorts() {
         assertThat(Validation.etcdEndpoints("http://127.0.0.1:2379, http://127.0.0.1:2380/"))
                 .containsExactly("http://127.0.0.1:2379", "http://127.0.0.1:2380");
-        for (String bad : List.of("127.0.0.1:2379", "http://127.0.0.1", "http://127.0.0.1:2379,,", "ftp://h:1", "http://h:70000",
+        assertThat(Validation.etcdEndpoints("127.0.0.1:2379,https://etcd2:2379"))
+                .as("no scheme means http, as with etcdctl")
+                .containsExactly("http://127.0.0.1:2379", "https://etcd2:2379");
+        for (String bad : List.of("127.0.0.1", "http://127.0.0.1", "http://127.0.0.1:2379,,", "ftp://h:1", "http://h:70000",
                 "http://h:1/v3/kv")) {
             assertThatThrownBy(() -> Validation.etcdEndpoints(bad)).as(bad).isInstanceOf(BadInputException.class)
                     .hasMessageContaining("--etcd");

@@ -82,10 +82,36 @@ class CliBadInputIT {
 
     @Test
     void malformedEtcdEndpointIsRefused() throws Exception {
-        SampleProcesses.Result r = s.cliRaw(List.of("pause", "--jdbc-url", s.jdbcUrl, "--etcd", "127.0.0.1:2379"));
+        SampleProcesses.Result r = s.cliRaw(List.of("pause", "--jdbc-url", s.jdbcUrl, "--etcd", "ftp://127.0.0.1:2379"));
         assertThat(r.exit()).isEqualTo(2);
-        assertThat(r.stderr()).contains("--etcd endpoint must start with http:// or https://");
+        assertThat(r.stderr()).contains("--etcd endpoint must be host:port or start with http:// or https://");
         assertNothingChanged();
+    }
+
+    @Test
+    void missingEtcdTlsOrPasswordFilesAreRefusedNamingOptionAndPath() throws Exception {
+        String missing = "/nonexistent/fenceline/etcd-ca.pem";
+        for (List<String> opts : List.of(
+                List.of("--etcd", "https://127.0.0.1:2379", "--etcd-ca", missing),
+                List.of("--etcd", s.etcd.endpointsCsv(), "--etcd-user", "app", "--etcd-password-file", missing))) {
+            for (String cmd : List.of("pause", "resign", "worker")) {
+                List<String> args = new java.util.ArrayList<>(List.of(cmd, "--jdbc-url", s.jdbcUrl));
+                args.addAll(opts);
+                SampleProcesses.Result r = s.cliRaw(args);
+                assertThat(r.exit()).as(args + ": " + r.stderr()).isEqualTo(2);
+                assertThat(r.stderr()).as(args.toString()).contains(opts.get(opts.size() - 2) + " names a file that does not "
+                        + "exist or is not readable: '" + missing + "'").contains("Nothing was changed");
+            }
+        }
+        assertNothingChanged();
+    }
+
+    @Test
+    void anEndpointWithoutSchemeMeansHttp() throws Exception {
+        String hostPorts = s.etcd.endpointsCsv().replace("http://", "");
+        SampleProcesses.Result r = s.cliRaw(List.of("status", "--jdbc-url", s.jdbcUrl, "--etcd", hostPorts, "--json"));
+        assertThat(r.exit()).as(r.stderr()).isZero();
+        assertThat(r.stdout()).contains("\"etcd_ok\":true");
     }
 
     @Test

@@ -17,6 +17,7 @@ import dev.fenceline.fencing.WriteDescription;
 import dev.fenceline.migrations.FencingMigrations;
 import com.zaxxer.hikari.HikariDataSource;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.sql.PreparedStatement;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -67,5 +68,30 @@ final class DocSnippets {
                 ctx -> ctx.update(table("settlement.payment")).set(field("status"), "SETTLED")  // stamps fencing_term
                         .where(field("id").in(batch)).execute());
         // end::fencing-usage[]
+    }
+
+    static void fencingRun(FencedWriter writer, FencingToken token, String batchKey, List<Long> batch) {
+        // tag::fencing-run[]
+        writer.run(token, WriteDescription.of("settlement.payment", "UPDATE", batchKey, null),
+                ctx -> {                                         // no result: run(...) instead of transaction(...)
+                    ctx.update(table("settlement.payment")).set(field("status"), "SETTLED")
+                            .where(field("id").in(batch)).execute();
+                    ctx.deleteFrom(table("settlement.payment_hold")).where(field("payment_id").in(batch)).execute();
+                });
+        // end::fencing-run[]
+    }
+
+    static void fencingPlainJdbc(FencedWriter writer, FencingToken token, long paymentId, long amountCents) {
+        // tag::fencing-plain-jdbc[]
+        writer.run(token, ctx -> {
+            try (PreparedStatement ps = ctx.connection().prepareStatement(   // the fenced connection, in the transaction
+                    "INSERT INTO settlement.payment (id, amount_cents, fencing_term) VALUES (?, ?, ?)")) {
+                ps.setLong(1, paymentId);
+                ps.setLong(2, amountCents);
+                ps.setLong(3, ctx.term());                       // stamp the row with the transaction's term
+                ps.executeUpdate();
+            }                                                    // no commit/close: the writer commits or rolls back
+        });
+        // end::fencing-plain-jdbc[]
     }
 }

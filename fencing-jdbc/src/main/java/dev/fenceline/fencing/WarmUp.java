@@ -1,0 +1,80 @@
+package dev.fenceline.fencing;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import org.jooq.DSLContext;
+import org.jooq.Field;
+import org.jooq.Record;
+import org.jooq.Table;
+import org.jooq.impl.DSL;
+import org.jooq.impl.SQLDataType;
+
+/**
+ * The first fenced commit's one-time costs, paid inside a transaction the caller rolls back. Nothing persists and
+ * nothing outside this transaction is affected: no mark moves, no term is entered beyond the transaction, no audit row
+ * is written, no other session is terminated.
+ */
+final class WarmUp {
+    /** Schema-qualified like most applications' tables, so jOOQ's schema mapping is loaded too. */
+    private static final Table<Record> SCRATCH = DSL.table(DSL.name("pg_temp", "fencing_warm_up"));
+    private static final Field<Long> ID = DSL.field(DSL.name("id"), SQLDataType.BIGINT);
+    private static final Field<String> NOTE = DSL.field(DSL.name("note"), SQLDataType.VARCHAR);
+
+    private WarmUp() {
+    }
+
+    static void run(Connection c, DSLContext workDsl, CurrentConnectionProvider current, FencingToken token)
+            throws SQLException {
+        // The mark, as a task reads it before its first run.
+        long mark = 0;
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT highest_accepted FROM fencing.high_water_mark WHERE resource = ?")) {
+            ps.setString(1, token.resource());
+            try (ResultSet rs = ps.executeQuery()) {
+                if (rs.next()) {
+                    mark = rs.getLong(1);
+                }
+            }
+        }
+        // The entering functions' plans on this server session: entered at the CURRENT mark without a leader id, which
+        // neither advances nor checks the holder (so it can be neither rejected nor audited); the shared lock and the
+        // setting it takes are transaction-scoped and end with the rollback.
+        if (mark > 0) {
+            try (PreparedStatement ps = c.prepareStatement("SELECT fencing.enter_transaction(?, ?, NULL)")) {
+                ps.setString(1, token.resource());
+                ps.setLong(2, mark);
+                ps.executeQuery().close();
+            }
+        }
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT set_config('fencing.term', ?, true), set_config('fencing.resource', ?, true)")) {
+            ps.setString(1, Long.toString(token.term()));
+            ps.setString(2, token.resource());
+            ps.execute();
+        }
+        // jOOQ's rendering, binding and execution of what fenced work typically does, on a temporary table that the
+        // rollback removes (no trigger: it is not protected).
+        try (Statement st = c.createStatement()) {
+            st.execute("CREATE TEMPORARY TABLE fencing_warm_up (id bigint, note text, fencing_term bigint)"
+                    + " ON COMMIT DROP");
+        }
+        Connection previous = current.bind(c);
+        try {
+            FencedContextImpl ctx = new FencedContextImpl(workDsl, token, c);
+            try {
+                ctx.insertInto(SCRATCH).set(ID, 1L).set(NOTE, "warm-up").execute();
+                ctx.update(SCRATCH).set(NOTE, "warm-up").where(ID.eq(1L)).execute();
+                ctx.dsl().select(ID, NOTE).from(SCRATCH).where(ID.in(1L, 2L)).orderBy(ID).limit(10).forUpdate().fetch();
+                ctx.dsl().fetch("SELECT id FROM fencing_warm_up WHERE id = ANY(?)", (Object) new Long[] {1L});
+                ctx.deleteFrom(SCRATCH).where(ID.eq(1L)).execute();
+            } finally {
+                ctx.end();
+            }
+        } finally {
+            current.restore(previous);
+        }
+    }
+}

@@ -1,0 +1,15 @@
+/**
+ * The fenced writer. Only {@code dev.fenceline.fencing} is exported, and within it the writer's machinery
+ * ({@code WriterEngine}, {@code FencedContextImpl}, {@code CurrentConnectionProvider}) is package-private: the API is
+ * {@link dev.fenceline.fencing.FencedWriter} and the types its methods name.
+ */
+module dev.fenceline.fencing {
+    requires transitive java.sql;
+    requires transitive org.jooq;
+    requires transitive dev.fenceline.db;
+    requires com.fasterxml.jackson.core;
+    requires org.postgresql.jdbc;
+    requires org.slf4j;
+
+    exports dev.fenceline.fencing;
+}
