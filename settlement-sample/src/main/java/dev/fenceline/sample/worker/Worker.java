@@ -53,8 +53,7 @@ public final class Worker implements AutoCloseable {
             WorkerEvents events = new WorkerEvents(cfg, history, registry, work);
             try (MetricsServer metrics = cfg.metricsPort() == null ? null
                     : MetricsServer.start(cfg.metricsHost(), cfg.metricsPort(), registry, () -> events.health(this::stopping));
-                 ElectionSession session = openSession(ElectionConfig.builder().endpoints(cfg.etcdEndpoints()).ttl(cfg.ttl())
-                         .meterRegistry(registry).build())) {
+                 ElectionSession session = openSession(electionConfig())) {
                 if (metrics != null) {
                     log.info("worker {}: /metrics and /health on http://{}:{}/", cfg.workerId(), cfg.metricsHost(), metrics.port());
                 }
@@ -84,6 +83,27 @@ public final class Worker implements AutoCloseable {
             history.close();
             stopped.countDown();
         }
+    }
+
+    /**
+     * How to reach etcd (endpoints, TLS, credentials) from the validated options, with this worker's TTL: a fresh
+     * builder, so the timings derived from the TTL (renew interval, margin, call timeout) follow it.
+     */
+    private ElectionConfig electionConfig() {
+        ElectionConfig etcd = cfg.etcd();
+        ElectionConfig.Builder b = ElectionConfig.builder().endpoints(etcd.endpoints()).keyPrefix(etcd.keyPrefix())
+                .connectTimeout(etcd.connectTimeout()).closeOnShutdown(etcd.closeOnShutdown()).ttl(cfg.ttl())
+                .meterRegistry(registry);
+        if (etcd.tlsCaFile() != null) {
+            b.tlsCaFile(etcd.tlsCaFile());
+        }
+        if (etcd.tlsClientCertFile() != null) {
+            b.tlsClientCert(etcd.tlsClientCertFile(), etcd.tlsClientKeyFile());
+        }
+        if (etcd.username() != null) {
+            b.credentials(etcd.username(), etcd.password());
+        }
+        return b.build();
     }
 
     /** etcd may be down when the worker starts: keep trying (a stateless worker must not need a restart). */
