@@ -77,7 +77,7 @@ final class WorkerCommand implements Callable<Integer> {
             Validation.between("--metrics-port", metricsPort, 0, 65_535);
         }
         common.validateAll();
-        try (SampleDatabase db = common.openDatabase("fenceline-worker-check", 1)) {
+        try (SampleDatabase db = openWhenReachable()) {
             Preconditions.requireKnownElection(db, common.election());
             Preconditions.requireMigrated(db);
         }
@@ -87,6 +87,25 @@ final class WorkerCommand implements Callable<Integer> {
         Worker worker = new Worker(cfg);
         installSignalHandlers(worker, Duration.ofMillis(ttlMs));
         return worker.run();
+    }
+
+    /**
+     * PostgreSQL, or the pooler in front of it, may be down or refusing logins when a worker (re)starts — e.g. right
+     * after a failover or a pooler restart: a stateless worker waits for it, as it waits for etcd, instead of exiting
+     * and needing a restart. Only connecting is retried; what the checks find (an unknown election, a missing schema)
+     * still fails at once. Ctrl-C ends the wait (no signal handler is installed yet).
+     */
+    private SampleDatabase openWhenReachable() throws InterruptedException {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return common.openDatabase("fenceline-worker-check", 1);
+            } catch (SampleDatabase.UnreachableException e) {
+                if (attempt == 1 || attempt % 10 == 0) {
+                    System.err.println("fenceline worker: " + e.getMessage() + " (attempt " + attempt + "); retrying");
+                }
+                Thread.sleep(1_000);
+            }
+        }
     }
 
     /**

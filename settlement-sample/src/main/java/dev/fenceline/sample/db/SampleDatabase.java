@@ -43,7 +43,14 @@ public final class SampleDatabase implements AutoCloseable {
         try {
             return new SampleDatabase(new HikariDataSource(c), jdbcUrl);
         } catch (RuntimeException e) {
-            throw new IllegalStateException("cannot connect to PostgreSQL at " + redact(jdbcUrl) + ": " + rootMessage(e), e);
+            throw new UnreachableException("cannot connect to PostgreSQL at " + redact(jdbcUrl) + ": " + rootMessage(e), e);
+        }
+    }
+
+    /** The server could not be connected to (down, refusing logins, unknown database or role): callers may retry. */
+    public static final class UnreachableException extends IllegalStateException {
+        UnreachableException(String message, Throwable cause) {
+            super(message, cause);
         }
     }
 

@@ -44,8 +44,11 @@ public final class Worker implements AutoCloseable {
     public int run() throws Exception {
         history.event("start", "pid", ProcessHandle.current().pid(), "election", cfg.election(), "ttl_ms", cfg.ttl().toMillis(),
                 "batch_size", cfg.batchSize(), "interval_ms", cfg.interval().toMillis());
-        try (SampleDatabase db = SampleDatabase.open(cfg.jdbcUrl(), cfg.dbUser(), cfg.dbPassword(),
-                "fenceline-worker-" + cfg.workerId(), 3)) {
+        try (SampleDatabase db = untilReachable("PostgreSQL", () -> SampleDatabase.open(cfg.jdbcUrl(), cfg.dbUser(),
+                cfg.dbPassword(), "fenceline-worker-" + cfg.workerId(), 3))) {
+            if (db == null) {
+                return 0;                        // stopped while PostgreSQL was still unreachable
+            }
             // TRANSACTION scope behind a transaction-mode pooler: nothing of the fence may outlive a transaction there.
             FencedWriter writer = FencedWriter.create(db.dataSource(), FencedWriterConfig.builder().enterScope(cfg.enterScope()).build());
             SettlementWork work = new SettlementWork(new SettlementJob(db.dataSource(), writer, cfg.resource(), cfg.workerId(),
@@ -53,7 +56,7 @@ public final class Worker implements AutoCloseable {
             WorkerEvents events = new WorkerEvents(cfg, history, registry, work);
             try (MetricsServer metrics = cfg.metricsPort() == null ? null
                     : MetricsServer.start(cfg.metricsHost(), cfg.metricsPort(), registry, () -> events.health(this::stopping));
-                 ElectionSession session = openSession(electionConfig())) {
+                 ElectionSession session = untilReachable("etcd", () -> ElectionSession.open(electionConfig()))) {
                 if (metrics != null) {
                     log.info("worker {}: /metrics and /health on http://{}:{}/", cfg.workerId(), cfg.metricsHost(), metrics.port());
                 }
@@ -106,14 +109,17 @@ public final class Worker implements AutoCloseable {
         return b.build();
     }
 
-    /** etcd may be down when the worker starts: keep trying (a stateless worker must not need a restart). */
-    private ElectionSession openSession(ElectionConfig ec) throws InterruptedException {
+    /**
+     * etcd or PostgreSQL (or its pooler) may be down or refusing logins when the worker starts, e.g. just after a
+     * failover: keep trying — a stateless worker must not need a restart. Null when asked to stop meanwhile.
+     */
+    private <T> T untilReachable(String what, java.util.function.Supplier<T> open) throws InterruptedException {
         for (int attempt = 1; !stopping(); attempt++) {
             try {
-                return ElectionSession.open(ec);
+                return open.get();
             } catch (RuntimeException ex) {
                 if (attempt == 1 || attempt % 10 == 0) {
-                    log.warn("worker {}: cannot reach etcd yet (attempt {}): {}; retrying", cfg.workerId(), attempt,
+                    log.warn("worker {}: cannot reach {} yet (attempt {}): {}; retrying", cfg.workerId(), what, attempt,
                             SampleDatabase.rootMessage(ex));
                 }
                 stopRequested.await(1, TimeUnit.SECONDS);
