@@ -430,9 +430,12 @@ public final class HistoryChecker {
 
     /**
      * Injection → the first worker state LEADER with a term above every term led before the injection and above
-     * the mark at injection, before {@code windowEnd}; -1 if none.
+     * the mark at injection, before {@code windowEnd}, by a worker other than the one the fault hit; -1 if none. The
+     * faulted worker winning again after the heal is no successor: counting it would report the fault's hold time as
+     * a failover when no other worker is left to take over.
      */
     private static long successor(History h, FaultRecord f, long windowEnd) {
+        String faulted = faultedWorker(f.target());
         long before = f.markAtInjection();
         for (StateChange sc : h.stateChanges) {
             if ("LEADER".equals(sc.state()) && sc.monoNs() <= f.injectMonoNs()) {
@@ -442,11 +445,17 @@ public final class HistoryChecker {
         long first = -1;
         for (StateChange sc : h.stateChanges) {
             if ("LEADER".equals(sc.state()) && sc.term() > before && sc.monoNs() > f.injectMonoNs()
-                    && sc.monoNs() < windowEnd && (first < 0 || sc.monoNs() < first)) {
+                    && sc.monoNs() < windowEnd && !sc.worker().equals(faulted) && (first < 0 || sc.monoNs() < first)) {
                 first = sc.monoNs();
             }
         }
         return first < 0 ? -1 : first - f.injectMonoNs();
+    }
+
+    /** The worker a fault hit, named first in its target ({@code w1}, {@code w1 + etcd m2}); null for other targets. */
+    static String faultedWorker(String target) {
+        String first = target == null ? "" : target.strip().split("\\s+", 2)[0];
+        return first.matches("w\\d+") ? first : null;
     }
 
     // (g), (h), (i) -----------------------------------------------------------------------------------------

@@ -347,6 +347,19 @@ class HistoryCheckerTest {
     }
 
     @Test
+    void theFaultedWorkerWinningAgainIsNoSuccessor() {
+        // The hung member's fault hit w2; the only new leader afterwards is w2 itself (term 2 at 9 s).
+        History h = clean().fault(new FaultRecord(2, "hungEtcdMember", "w2 + etcd m1", 5_500_000_000L, 8 * S, 1, "")).build();
+        CheckResult r = checker.check(h);
+        assertThat(r.faultOutcomes()).filteredOn(o -> o.fault().index() == 2).singleElement()
+                .satisfies(o -> assertThat(o.successorNs()).isEqualTo(-1));
+        assertThat(r.violations(Check.SUCCESSION_SLOWER_THAN_BOUND)).singleElement().asString()
+                .contains("no successor became leader");
+        assertThat(HistoryChecker.faultedWorker("w3")).isEqualTo("w3");
+        assertThat(HistoryChecker.faultedWorker("etcd cluster")).isNull();
+    }
+
+    @Test
     void validityOverlapAroundASlowEtcdDiskIsAnElectionFindingNotAViolation() {
         // w2 (9..14 s) and w3 (13..20 s) overlap for 1 s; a slow disk from 10 s, healed at 11 s (aftermath 10 s).
         History h = clean().validity(new ValidityWindow("w3", 3, 13 * S, 20 * S))
