@@ -34,7 +34,7 @@ public final class DefaultElectionAdmin implements ElectionAdmin {
 
   private DefaultElectionAdmin(ElectionConfig config) {
     this.config = config;
-    this.etcd = new EtcdGateway(config, new ElectionMetrics(config.meterRegistry()));
+    this.etcd = new EtcdGateway(config, ElectionMetrics.forAdmin(config.meterRegistry()));
   }
 
   /** See {@link ElectionAdmin#connect}. */

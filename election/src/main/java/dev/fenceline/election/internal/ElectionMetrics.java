@@ -47,6 +47,19 @@ final class ElectionMetrics {
       new java.util.concurrent.atomic.AtomicInteger();
 
   ElectionMetrics(MeterRegistry registry) {
+    this(registry, true);
+  }
+
+  /**
+   * Meters of an {@link DefaultElectionAdmin}: request and failure counters only. The session's gauges describe
+   * the session; an admin opened beside it on the same registry (a leader task's term floor) registering them
+   * again would be ignored by Micrometer with a warning.
+   */
+  static ElectionMetrics forAdmin(MeterRegistry registry) {
+    return new ElectionMetrics(registry, false);
+  }
+
+  private ElectionMetrics(MeterRegistry registry, boolean sessionGauges) {
     this.registry = registry;
     this.renewRtt = Timer.builder("fenceline.election.lease.renew.rtt")
         .description("round trip of confirmed lease renewals")
@@ -60,10 +73,12 @@ final class ElectionMetrics {
         .description("new leases granted after etcd reported the lease gone").register(registry);
     this.watchRestarts = Counter.builder("fenceline.election.watch.restarts")
         .description("prefix watch re-created after an error").register(registry);
-    Gauge.builder("fenceline.election.etcd.lease.revocation.bug", leaseRevocationBugMembers, Number::doubleValue)
-        .description("etcd members (seen at open) whose version can revoke live leases after a leader stall; "
-            + "anything above 0 means a successor may win before this leader's local deadline")
-        .register(registry);
+    if (sessionGauges) {
+      Gauge.builder("fenceline.election.etcd.lease.revocation.bug", leaseRevocationBugMembers, Number::doubleValue)
+          .description("etcd members (seen at open) whose version can revoke live leases after a leader stall; "
+              + "anything above 0 means a successor may win before this leader's local deadline")
+          .register(registry);
+    }
     this.watchStalls = Counter.builder("fenceline.election.watch.stalls")
         .description("prefix watch without a progress response within callTimeout (member hung): re-created "
             + "on the next member").register(registry);
