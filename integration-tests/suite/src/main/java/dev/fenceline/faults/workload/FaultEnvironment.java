@@ -237,10 +237,27 @@ public final class FaultEnvironment implements AutoCloseable {
         return HistoryFiles.read(workers.stream().map(WorkerProcess::historyFile).toList());
     }
 
-    /** Waits (bounded) until some worker's history shows a batch committed after {@code monoNs}; returns it. */
+    /**
+     * Waits (bounded) until some worker's history shows a batch committed after {@code monoNs}; returns it. Halfway
+     * through the bound without a commit, every running worker writes a thread dump into its log (once), so a run
+     * that then fails the liveness check says what each worker was waiting for.
+     */
     public Optional<BatchAttempt> awaitCommitAfter(long monoNs, Duration bound) {
-        long deadline = System.nanoTime() + bound.toNanos();
+        long start = System.nanoTime();
+        long deadline = start + bound.toNanos();
+        boolean dumped = false;
         do {
+            if (!dumped && System.nanoTime() - start > bound.toNanos() / 2) {
+                dumped = true;
+                List<String> dumpedBy = new ArrayList<>();
+                for (WorkerProcess w : workers) {
+                    if (w.dumpThreads()) {
+                        dumpedBy.add(w.id());
+                    }
+                }
+                System.out.printf("[fault-suite] no commit %d s after the heal: thread dumps of %s written to their logs%n",
+                        bound.toSeconds() / 2, dumpedBy);
+            }
             Optional<BatchAttempt> c = readHistory().attempts.stream()
                     .filter(a -> a.outcome() == Outcome.COMMITTED && a.endMonoNs() > monoNs)
                     .min(Comparator.comparingLong(BatchAttempt::endMonoNs));

@@ -120,6 +120,18 @@ public final class WorkerProcess implements AutoCloseable {
         frozen = false;
     }
 
+    /**
+     * SIGQUIT: the JVM writes a thread dump to its stdout, i.e. into this worker's log, and goes on. A diagnostic for
+     * a run with no commit long after a heal (what every thread was waiting for).
+     */
+    public synchronized boolean dumpThreads() {
+        if (isAlive() && !frozen) {
+            Processes.signal(process.pid(), "QUIT");
+            return true;
+        }
+        return false;
+    }
+
     /** kill -9 and wait for the process to be gone. */
     public synchronized void kill9() {
         if (process == null) {
