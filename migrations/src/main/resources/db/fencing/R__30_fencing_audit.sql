@@ -281,6 +281,46 @@ END
 $fn$;
 REVOKE ALL ON FUNCTION fencing.audit_connection_target() FROM PUBLIC;
 
+-- The audit writer's login aimed at THIS server, whatever the foreign server names: the address this backend's client
+-- reached it at and its port, this database, the credentials of the owner's user mapping for fencing_audit_loopback.
+-- After a failover the foreign server still names the old primary; a backend of the promoted server reaches itself
+-- here. NULL without a user mapping, for a backend on the local socket (no address to name), or when the foreign
+-- server already names this address and port. Built from server facts and the owner's own mapping only.
+CREATE OR REPLACE FUNCTION fencing.audit_self_target()
+RETURNS text
+LANGUAGE plpgsql
+STABLE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+  v_options text[];
+  v_server  text[];
+  v_user    text;
+  v_password text;
+  v_host    text := host(inet_server_addr());
+  v_port    text := current_setting('port');
+BEGIN
+  SELECT m.umoptions, s.srvoptions INTO v_options, v_server
+    FROM pg_user_mappings m JOIN pg_foreign_server s ON s.oid = m.srvid
+   WHERE m.srvname = 'fencing_audit_loopback' AND m.usename = current_user;
+  IF NOT FOUND OR v_host IS NULL THEN
+    RETURN NULL;
+  END IF;
+  IF ('host=' || v_host) = ANY (coalesce(v_server, ARRAY[]::text[])) AND ('port=' || v_port) = ANY (coalesce(v_server, ARRAY[]::text[])) THEN
+    RETURN NULL;                                   -- the foreign server is this server already
+  END IF;
+  SELECT substr(o, 6) INTO v_user FROM unnest(v_options) o WHERE o LIKE 'user=%';
+  SELECT substr(o, 10) INTO v_password FROM unnest(v_options) o WHERE o LIKE 'password=%';
+  IF v_user IS NULL OR v_password IS NULL THEN
+    RETURN NULL;
+  END IF;
+  RETURN format('host=%s port=%s dbname=%s user=%s password=%s application_name=fencing_audit connect_timeout=5',
+                fencing.conninfo_quote(v_host), fencing.conninfo_quote(v_port), fencing.conninfo_quote(current_database()),
+                fencing.conninfo_quote(v_user), fencing.conninfo_quote(v_password));
+END
+$fn$;
+REVOKE ALL ON FUNCTION fencing.audit_self_target() FROM PUBLIC;
+
 -- Commits an audit row outside the current (about to be aborted) transaction, through this backend's persistent
 -- audit connection. Returns true when the row was committed; otherwise writes one WARNING line with every field to
 -- the server log. Either way the reason's counter (a sequence) has been bumped, unless the claim is not true.
@@ -302,6 +342,8 @@ DECLARE
   v_fields  text;
   v_id      bigint;
   v_open    boolean;
+  v_connects integer := 0;
+  v_refusal text;
 BEGIN
   v_claim := fencing.check_rejection_claim(p_resource, p_offered_term, p_leader_id, p_table_name, p_operation, p_reason, true);
   v_fields := format('resource=%s offered_term=%s highest_accepted=%s leader_id=%s table=%s operation=%s reason=%s db_user=%s application_name=%s rejected_at=%s',
@@ -323,28 +365,38 @@ BEGIN
                     p_resource, coalesce(p_offered_term::text, 'NULL'), coalesce(v_claim.mark::text, 'NULL'), p_leader_id,
                     p_table_name, p_operation, v_claim.reason, session_user, current_setting('application_name'));
     EXECUTE format('SELECT %L = ANY (coalesce(%I.dblink_get_connections(), ARRAY[]::text[]))', c_conn, v_schema) INTO v_open;
-    -- Two attempts: the kept connection may have died since its last use (server restart, idle timeout, a DBA
-    -- terminating it); the second attempt opens a new one.
-    FOR v_attempt IN 1..2 LOOP
+    -- Up to three attempts: the kept connection may have died since its last use (server restart, idle timeout, a
+    -- DBA terminating it); then a new one to the configured target; then, when that fails too (after a failover it
+    -- names the old primary), one to this server's own address (fencing.audit_self_target()).
+    FOR v_attempt IN 1..3 LOOP
       BEGIN
         IF NOT v_open THEN
-          v_why := fencing.audit_dblink_refusal();
-          IF v_why IS NOT NULL THEN
+          v_refusal := fencing.audit_dblink_refusal();
+          IF v_refusal IS NOT NULL THEN
+            v_why := v_refusal;
             EXIT;
           END IF;
-          v_target := fencing.audit_connection_target();
-          IF v_target IS NULL THEN
-            v_why := format('no audit writer configured (run SELECT fencing.configure_audit_writer(...) as %s) and %s is not a superuser',
-                            current_user, current_user);
+          IF v_connects = 0 THEN
+            v_target := fencing.audit_connection_target();
+            IF v_target IS NULL THEN
+              v_why := format('no audit writer configured (run SELECT fencing.configure_audit_writer(...) as %s) and %s is not a superuser',
+                              current_user, current_user);
+              EXIT;
+            END IF;
+          ELSIF v_connects = 1 THEN
+            v_target := fencing.audit_self_target();
+            EXIT WHEN v_target IS NULL;
+          ELSE
             EXIT;
           END IF;
+          v_connects := v_connects + 1;
           EXECUTE format('SELECT %I.dblink_connect(%L, $1)', v_schema, c_conn) USING v_target;
           v_open := true;
         END IF;
         EXECUTE format('SELECT t.id FROM %I.dblink(%L, $1) AS t(id bigint)', v_schema, c_conn) USING v_sql INTO v_id;
         RETURN true;
       EXCEPTION WHEN OTHERS THEN
-        v_why := format('dblink failed: %s', SQLERRM);
+        v_why := concat_ws('; ', v_why, format('dblink failed: %s', SQLERRM));
         IF v_open THEN
           BEGIN
             EXECUTE format('SELECT %I.dblink_disconnect(%L)', v_schema, c_conn);
@@ -456,6 +508,8 @@ DECLARE
   v_target  text;
   v_schema  text;
   v_user    text;
+  v_failed  text;
+  v_self    text;
 BEGIN
   IF v_refusal IS NOT NULL THEN
     RETURN format('server log and fencing.rejection_counts only: %s', v_refusal);
@@ -468,7 +522,19 @@ BEGIN
   BEGIN
     EXECUTE format('SELECT t.u FROM %I.dblink($1, %L) AS t(u text)', v_schema, 'SELECT current_user::text') USING v_target INTO v_user;
   EXCEPTION WHEN OTHERS THEN
-    RETURN format('server log and fencing.rejection_counts only: the audit connection fails: %s', SQLERRM);
+    v_failed := SQLERRM;
+    v_self := fencing.audit_self_target();
+    IF v_self IS NULL THEN
+      RETURN format('server log and fencing.rejection_counts only: the audit connection fails: %s', v_failed);
+    END IF;
+    BEGIN
+      EXECUTE format('SELECT t.u FROM %I.dblink($1, %L) AS t(u text)', v_schema, 'SELECT current_user::text') USING v_self INTO v_user;
+    EXCEPTION WHEN OTHERS THEN
+      RETURN format('server log and fencing.rejection_counts only: the audit connection fails: %s; and to this server''s own address %s:%s: %s',
+                    v_failed, host(inet_server_addr()), current_setting('port'), SQLERRM);
+    END;
+    RETURN format('dblink as %s (this server''s own address %s:%s: the foreign server fencing_audit_loopback fails: %s; re-point it with SELECT fencing.configure_audit_writer())',
+                  v_user, host(inet_server_addr()), current_setting('port'), v_failed);
   END;
   RETURN format('dblink as %s (%s)', v_user,
                 CASE WHEN v_target = 'fencing_audit_loopback' THEN 'foreign server fencing_audit_loopback'

@@ -1,0 +1,59 @@
+package dev.fenceline.migrations;
+
+import static dev.fenceline.migrations.AuditFixture.APP;
+import static dev.fenceline.migrations.AuditFixture.APP_PASSWORD;
+import static dev.fenceline.migrations.AuditFixture.TABLE;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.fenceline.testkit.PostgresServer;
+import dev.fenceline.testkit.PostgresStandby;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.Properties;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The trigger's audit after a failover: the foreign server fencing_audit_loopback still names the old primary's
+ * address, but a rejection on the promoted server is audited there all the same (through the promoted server's own
+ * address), without an operator re-pointing anything first.
+ */
+class AuditFollowsTheServerIT {
+
+    @Test
+    void aRejectionOnThePromotedStandbyIsAuditedThereWithoutRePointingTheAuditWriter() throws Exception {
+        try (PostgresServer primary = PostgresServer.start(PostgresServer.Options.defaults())) {
+            AuditFixture f = AuditFixture.superuserOwned(primary, "audit_failover", true);
+            String database = f.db.name();
+            try (PostgresServer standby = PostgresStandby.start(primary, "audit_standby",
+                    PostgresStandby.Mode.SYNCHRONOUS)) {
+                primary.crash();
+                standby.promote();
+
+                Properties p = new Properties();
+                p.setProperty("user", APP);
+                p.setProperty("password", APP_PASSWORD);
+                p.setProperty("ApplicationName", "after-failover");
+                String url = "jdbc:postgresql://" + standby.host() + ":" + standby.port() + "/" + database;
+                try (Connection c = DriverManager.getConnection(url, p); Statement s = c.createStatement()) {
+                    s.execute("SET fencing.term = '4'");
+                    assertThatThrownBy(() -> s.execute("INSERT INTO payment VALUES (1, 1)"))
+                            .isInstanceOfSatisfying(SQLException.class, e -> {
+                                assertThat(e.getSQLState()).isEqualTo("FL001");
+                                assertThat(e.getMessage()).contains("audited=t");
+                            });
+                }
+                try (Connection c = standby.superuserConnection(database); Statement s = c.createStatement()) {
+                    assertThat(AuditFixture.text(s, "SELECT count(*) FROM fencing.rejected_write WHERE resource = 'ledger'"
+                            + " AND reason = 'stale_term' AND source = 'trigger' AND offered_term = 4 AND highest_accepted = 5"
+                            + " AND table_name = '" + TABLE + "' AND application_name = 'after-failover'")).isEqualTo("1");
+                    assertThat(AuditFixture.text(s, "SELECT fencing.audit_path()"))
+                            .startsWith("dblink as fencing_auditor_writer (this server's own address 127.0.0.1:"
+                                    + standby.port());
+                }
+            }
+        }
+    }
+}
