@@ -81,8 +81,8 @@ public final class LeaderTask implements AutoCloseable {
     private volatile boolean stopping;
     private volatile boolean inRun;
     private volatile long lastTerm;
-    /** The term this task last resigned: never run with it again, whatever the election still reports. */
-    private volatile long resignedTerm = -1;
+    /** The leadership this task last resigned: never run with it again, whatever the election still reports. */
+    private volatile TaskDecision.Tenure resigned = TaskDecision.Tenure.NONE;
     private volatile RunResult lastRun;
 
     @SuppressWarnings("unchecked")
@@ -231,16 +231,17 @@ public final class LeaderTask implements AutoCloseable {
             }
             election.start();
             setPhase(TaskPhase.CAMPAIGNING, 0, "campaigning in election '" + election.electionName() + "'");
-            long checkedTerm = -1;
+            TaskDecision.Tenure checked = TaskDecision.Tenure.NONE;
             long nextRunAt = nanoClock.getAsLong();
             long maxWait = Math.max(TimeUnit.MILLISECONDS.toNanos(10),
                     Math.min(config.idleInterval().toNanos(), TimeUnit.SECONDS.toNanos(1)));
             while (true) {
                 Leadership l = election.leadership().orElse(null);
                 long now = nanoClock.getAsLong();
-                TaskDecision.Action a = TaskDecision.next(new TaskDecision.Facts(stopping, election.state(),
-                        l == null ? 0 : l.term(), l != null && l.isValidNow(), checkedTerm, resignedTerm, nextRunAt, now,
-                        maxWait));
+                TaskDecision.Tenure held = l == null ? TaskDecision.Tenure.NONE
+                        : new TaskDecision.Tenure(l.term(), l.leaseId());
+                TaskDecision.Action a = TaskDecision.next(new TaskDecision.Facts(stopping, election.state(), held,
+                        l != null && l.isValidNow(), checked, resigned, nextRunAt, now, maxWait));
                 if (a instanceof TaskDecision.Stop) {
                     return;
                 } else if (a instanceof TaskDecision.Wait w) {
@@ -248,7 +249,7 @@ public final class LeaderTask implements AutoCloseable {
                     await(w.nanos());
                 } else if (a instanceof TaskDecision.CheckTerm c) {
                     setPhase(TaskPhase.LEADING, c.term(), "won term " + c.term());
-                    checkedTerm = checkTerm(l) ? c.term() : -1;
+                    checked = checkTerm(l) ? held : TaskDecision.Tenure.NONE;
                 } else if (a instanceof TaskDecision.Run r) {
                     RunResult result = runOnce(l);
                     if (result == null) {
@@ -260,7 +261,7 @@ public final class LeaderTask implements AutoCloseable {
                             config.failureBackoff().toNanos());
                     nextRunAt = nanoClock.getAsLong() + after.delayNanos();
                     if (after.recheckTerm()) {
-                        checkedTerm = -1;
+                        checked = TaskDecision.Tenure.NONE;
                     }
                     if (after.resign()) {
                         raiseFloorQuietly(-1);
@@ -373,7 +374,7 @@ public final class LeaderTask implements AutoCloseable {
     }
 
     private void resign(Leadership l, String why) {
-        resignedTerm = l.term();
+        resigned = new TaskDecision.Tenure(l.term(), l.leaseId());
         metrics.resigned();
         setPhase(TaskPhase.CAMPAIGNING, l.term(), "resigning term " + l.term() + ": " + why);
         election.resign().whenComplete((v, e) -> {

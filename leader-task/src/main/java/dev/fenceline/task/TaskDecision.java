@@ -14,20 +14,32 @@ final class TaskDecision {
     }
 
     /**
+     * One won leadership: its term and the lease it was won on. A term number alone does not name a leadership: a
+     * coordinator rebuilt from nothing issues term 1, 2, ... again, but never on a lease of the old cluster.
+     */
+    record Tenure(long term, long leaseId) {
+        static final Tenure NONE = new Tenure(0, 0);
+    }
+
+    /**
      * Everything {@link #next} depends on.
      *
      * @param stopping        close() was called
      * @param state           the election's state
-     * @param term            the term of the election's leadership, 0 when none
+     * @param held            the election's leadership, {@link Tenure#NONE} when none
      * @param valid           that leadership is valid right now
-     * @param checkedTerm     the term last found above the database's mark (-1: none)
-     * @param resignedTerm    the term this task last resigned (-1: none); the election may report it for a moment
+     * @param checked         the leadership last found above the database's mark ({@link Tenure#NONE}: none)
+     * @param resigned        the leadership this task last resigned ({@link Tenure#NONE}: none); the election may
+     *                        report it for a moment
      * @param nextRunAtNanos  earliest start of the next run (monotonic clock)
      * @param nowNanos        the monotonic clock now
      * @param maxWaitNanos    longest wait before looking again without being woken
      */
-    record Facts(boolean stopping, LeadershipState state, long term, boolean valid, long checkedTerm,
-                 long resignedTerm, long nextRunAtNanos, long nowNanos, long maxWaitNanos) {
+    record Facts(boolean stopping, LeadershipState state, Tenure held, boolean valid, Tenure checked,
+                 Tenure resigned, long nextRunAtNanos, long nowNanos, long maxWaitNanos) {
+        long term() {
+            return held.term();
+        }
     }
 
     sealed interface Action {
@@ -56,7 +68,7 @@ final class TaskDecision {
         if (f.term() <= 0 || f.state() == LeadershipState.LOST || f.state() == LeadershipState.CLOSED) {
             return new Wait(TaskPhase.CAMPAIGNING, f.maxWaitNanos(), "not leader (" + f.state() + ")");
         }
-        if (f.term() == f.resignedTerm()) {
+        if (f.held().equals(f.resigned())) {
             return new Wait(TaskPhase.CAMPAIGNING, f.maxWaitNanos(), "resigned term " + f.term());
         }
         if (f.state() != LeadershipState.LEADER || !f.valid()) {
@@ -64,7 +76,7 @@ final class TaskDecision {
             return new Wait(TaskPhase.SUSPECT, f.maxWaitNanos(), "term " + f.term() + " not provably held ("
                     + f.state() + (f.valid() ? "" : ", validity over") + ")");
         }
-        if (f.term() != f.checkedTerm()) {
+        if (!f.held().equals(f.checked())) {
             return new CheckTerm(f.term());
         }
         long untilRun = f.nextRunAtNanos() - f.nowNanos();

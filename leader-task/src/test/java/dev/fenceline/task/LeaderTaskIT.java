@@ -270,6 +270,30 @@ class LeaderTaskIT {
     }
 
     @Test
+    void aTermNumberResignedBeforeACoordinatorRebuildIsCheckedAgainWhenTheRebuiltCoordinatorIssuesItAgain() {
+        String resource = "rebuilt-twice";
+        protect(resource);
+        try (ElectionAdmin admin = ElectionAdmin.connect(electionConfig())) {
+            admin.ensureTermAtLeast(resource, 40);
+        }
+        Node a = new Node("a");
+        a.start(resource, a.inserting(resource));
+        await().atMost(Duration.ofSeconds(20)).until(() -> a.committed() >= 1);
+
+        // The rebuilt coordinator issues term 1, below the mark 40: the task raises the floor to 41 and resigns term 1.
+        etcd.rebuild();
+        await().atMost(Duration.ofSeconds(30)).until(() -> a.task.health().term() == 41 && a.committed() >= 2);
+        // Rebuilt again: term 1 once more, on another lease. It is not the leadership resigned before: checked again,
+        // resigned, floor 42 (before, the task took it for the resigned one and sat on it while it stayed valid).
+        etcd.rebuild();
+        await().atMost(Duration.ofSeconds(30)).until(() -> a.task.health().term() == 42
+                && a.results.get(a.results.size() - 1).outcome() == RunOutcome.COMMITTED);
+        a.close();
+        assertThat(a.floors).extracting(f -> f[2]).containsExactly(41L, 42L);
+        assertThat(count("SELECT count(*) FROM fencing.rejected_write WHERE resource = '" + resource + "'")).isZero();
+    }
+
+    @Test
     void closeFinishesTheCurrentRunThenHandsOverToASecondTaskByResigning() throws Exception {
         String resource = "handover";
         protect(resource);

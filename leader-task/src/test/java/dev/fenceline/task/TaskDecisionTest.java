@@ -14,6 +14,7 @@ import dev.fenceline.task.TaskDecision.CheckTerm;
 import dev.fenceline.task.TaskDecision.Facts;
 import dev.fenceline.task.TaskDecision.Run;
 import dev.fenceline.task.TaskDecision.Stop;
+import dev.fenceline.task.TaskDecision.Tenure;
 import dev.fenceline.task.TaskDecision.Wait;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
@@ -30,12 +31,21 @@ class TaskDecisionTest {
     static final long MS = TimeUnit.MILLISECONDS.toNanos(1);
     static final long MAX_WAIT = 1_000 * MS;
 
+    static final long LEASE = 0x3d07a234a2baed11L;
+    /** A lease of a coordinator rebuilt from nothing, which issues the old term numbers again. */
+    static final long REBUILT_LEASE = 0x2d6fa234a3af7012L;
+
+    static Tenure tenure(long term) {
+        return term <= 0 ? Tenure.NONE : new Tenure(term, LEASE);
+    }
+
     static Facts facts(boolean stopping, LeadershipState state, long term, boolean valid, long checked, long nextRunAt) {
-        return new Facts(stopping, state, term, valid, checked, -1, nextRunAt, NOW, MAX_WAIT);
+        return new Facts(stopping, state, tenure(term), valid, tenure(checked), Tenure.NONE, nextRunAt, NOW, MAX_WAIT);
     }
 
     static Facts resigned(long term, long resignedTerm) {
-        return new Facts(false, LeadershipState.LEADER, term, true, -1, resignedTerm, NOW, NOW, MAX_WAIT);
+        return new Facts(false, LeadershipState.LEADER, tenure(term), true, Tenure.NONE, tenure(resignedTerm), NOW, NOW,
+                MAX_WAIT);
     }
 
     static Stream<Arguments> rows() {
@@ -56,6 +66,14 @@ class TaskDecisionTest {
                 Arguments.of("a term just resigned is never run with, though the election still reports it valid",
                         resigned(7, 7), new Wait(TaskPhase.CAMPAIGNING, MAX_WAIT, "resigned term 7")),
                 Arguments.of("the next term after a resigned one is checked", resigned(9, 7), new CheckTerm(9)),
+                Arguments.of("a term number resigned before the coordinator was rebuilt, issued again on a new lease,"
+                        + " is checked, not ignored", new Facts(false, LeadershipState.LEADER,
+                        new Tenure(1, REBUILT_LEASE), true, Tenure.NONE, tenure(1), NOW, NOW, MAX_WAIT),
+                        new CheckTerm(1)),
+                Arguments.of("a term number checked before the coordinator was rebuilt, issued again on a new lease,"
+                        + " is checked again before it runs", new Facts(false, LeadershipState.LEADER,
+                        new Tenure(8, REBUILT_LEASE), true, tenure(8), Tenure.NONE, NOW, NOW, MAX_WAIT),
+                        new CheckTerm(8)),
                 Arguments.of("a new term is compared with the database first",
                         facts(false, LeadershipState.LEADER, 8, true, 7, NOW), new CheckTerm(8)),
                 Arguments.of("a checked valid term whose run is due runs",
