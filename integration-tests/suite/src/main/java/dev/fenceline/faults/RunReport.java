@@ -110,9 +110,8 @@ public final class RunReport {
                 for (int i = 0; i < 3; i++) {
                     rogue[i] += rc[i];
                 }
-                String finding = "fault #" + o.fault().index() + " " + o.fault().kind() + " ";
                 for (Violation v : r.electionFindings()) {
-                    if (v.explanation().contains(finding)) {
+                    if (v.concerns(o.fault().index(), o.fault().kind())) {
                         findings++;
                     }
                 }
@@ -128,9 +127,9 @@ public final class RunReport {
                 }
                 committed += o.committed();
                 rejected += o.rejected();
-                String tag = "fault #" + o.fault().index() + " " + o.fault().kind() + " ";
+                // rogue writes' violations carry their injection's index; the others name it in their text
                 for (Violation v : r.safetyViolations()) {
-                    if (v.explanation().contains(tag)) {
+                    if (v.concerns(o.fault().index(), o.fault().kind())) {
                         violations++;
                     }
                 }
@@ -194,6 +193,7 @@ public final class RunReport {
             f.put("index", o.fault().index());
             f.put("kind", o.fault().kind());
             f.put("target", o.fault().target());
+            f.put("worker", o.fault().worker());
             f.put("note", o.fault().note());
             f.put("held_ms", (o.fault().healMonoNs() - o.fault().injectMonoNs()) / 1_000_000);
             f.put("mark_at_injection", o.fault().markAtInjection());

@@ -435,7 +435,7 @@ public final class HistoryChecker {
      * a failover when no other worker is left to take over.
      */
     private static long successor(History h, FaultRecord f, long windowEnd) {
-        String faulted = faultedWorker(f.target());
+        String faulted = f.worker();
         long before = f.markAtInjection();
         for (StateChange sc : h.stateChanges) {
             if ("LEADER".equals(sc.state()) && sc.monoNs() <= f.injectMonoNs()) {
@@ -450,12 +450,6 @@ public final class HistoryChecker {
             }
         }
         return first < 0 ? -1 : first - f.injectMonoNs();
-    }
-
-    /** The worker a fault hit, named first in its target ({@code w1}, {@code w1 + etcd m2}); null for other targets. */
-    static String faultedWorker(String target) {
-        String first = target == null ? "" : target.strip().split("\\s+", 2)[0];
-        return first.matches("w\\d+") ? first : null;
     }
 
     // (g), (h), (i) -----------------------------------------------------------------------------------------
@@ -483,7 +477,7 @@ public final class HistoryChecker {
                 case COMMITTED -> {
                     committed++;
                     out.add(new Violation(Check.G_ROGUE_REFUSED, a.describe()
-                            + " was told it committed: a write without a valid term got past the fence"));
+                            + " was told it committed: a write without a valid term got past the fence", a.faultIndex()));
                 }
                 case REJECTED -> {
                     refused++;
@@ -493,24 +487,25 @@ public final class HistoryChecker {
                         FaultRecord failover = asyncFailoverAfter(h, a.endMonoNs());
                         String what = a.describe() + " was refused but fencing.rejected_write has no row with leader_id "
                                 + a.id();
-                        out.add(failover == null ? new Violation(Check.H_ROGUE_AUDITED_ONCE, what)
-                                : new Violation(Check.LOST_BY_ASYNC_FAILOVER, what + lostBy(failover)));
+                        out.add(failover == null ? new Violation(Check.H_ROGUE_AUDITED_ONCE, what, a.faultIndex())
+                                : new Violation(Check.LOST_BY_ASYNC_FAILOVER, what + lostBy(failover), a.faultIndex()));
                     } else {
                         out.add(new Violation(Check.H_ROGUE_AUDITED_ONCE, a.describe() + " was refused once but audited "
-                                + rows + " times"));
+                                + rows + " times", a.faultIndex()));
                     }
                 }
                 default -> {
                     failed++;
                     if (rows > 1) {
                         out.add(new Violation(Check.H_ROGUE_AUDITED_ONCE, a.describe() + " was audited " + rows
-                                + " times"));
+                                + " times", a.faultIndex()));
                     }
                 }
             }
             if (RogueAttempt.TOO_MANY_CONNECTIONS.equals(a.sqlState())) {
                 out.add(new Violation(Check.I_NO_CONNECTION_EXHAUSTION, a.describe()
-                        + " could not get a connection: too many clients (the audit or the flood exhausted the server)"));
+                        + " could not get a connection: too many clients (the audit or the flood exhausted the server)",
+                        a.faultIndex()));
             }
         }
         for (String row : h.rogueRowsCommitted) {

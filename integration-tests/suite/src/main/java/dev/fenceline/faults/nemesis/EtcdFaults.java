@@ -97,7 +97,7 @@ final class EtcdFaults {
             leader.releasePause();
             what = "SIGSTOP leader pid " + leader.pid() + (inside ? " inside a batch" : " (between batches)");
         }
-        return Injection.of(leader.id() + " + etcd " + hung.name(), "SIGSTOP etcd member " + hung.name() + " pid "
+        return Injection.onWorker(leader.id(), leader.id() + " + etcd " + hung.name(), "SIGSTOP etcd member " + hung.name() + " pid "
                 + hung.pid() + " (watchers per member " + watchers + "), then " + what, Faults.longerThanTtl(env), () -> {
                     hung.resume();
                     if (kill) {

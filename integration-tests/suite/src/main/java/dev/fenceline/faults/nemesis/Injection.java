@@ -6,6 +6,11 @@ import java.time.Duration;
 public interface Injection {
     String target();
 
+    /** The worker this fault hit (its id), or null when it hit none (etcd members, the pooler, the rogue writer). */
+    default String worker() {
+        return null;
+    }
+
     /** Extra facts about the injection for the report (e.g. "3 sessions terminated mid-batch"). */
     String note();
 
@@ -13,11 +18,27 @@ public interface Injection {
 
     void heal() throws Exception;
 
+    /** A fault that hit no worker. */
     static Injection of(String target, String note, Duration hold, HealAction heal) {
+        return onWorker(null, target, note, hold, heal);
+    }
+
+    /** A fault that hit worker {@code worker} and nothing else: the worker is its target. */
+    static Injection onWorker(String worker, String note, Duration hold, HealAction heal) {
+        return onWorker(worker, worker, note, hold, heal);
+    }
+
+    /** A fault that hit worker {@code worker} (null: none), described by {@code target}. */
+    static Injection onWorker(String worker, String target, String note, Duration hold, HealAction heal) {
         return new Injection() {
             @Override
             public String target() {
                 return target;
+            }
+
+            @Override
+            public String worker() {
+                return worker;
             }
 
             @Override
