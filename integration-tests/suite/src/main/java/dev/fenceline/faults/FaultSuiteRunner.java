@@ -121,7 +121,8 @@ public final class FaultSuiteRunner {
                             + cfg.seed() + "): " + e, e);
                 }
                 long healAt = System.nanoTime();
-                faults.add(new FaultRecord(index, kind, inj.target(), inj.worker(), injectAt, healAt, mark, inj.note()));
+                faults.add(new FaultRecord(index, kind, inj.target(), inj.worker(), injectAt, healAt, mark, inj.note(),
+                        inj.raftLeaderStopped()));
                 Optional<?> commit = env.awaitCommitAfter(healAt, liveness);
                 System.out.printf("[fault-suite] #%d healed; %s%n", index, commit.isPresent()
                         ? "a leader committed again" : "NO commit within " + liveness.toSeconds() + " s");

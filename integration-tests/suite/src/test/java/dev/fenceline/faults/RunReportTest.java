@@ -97,4 +97,31 @@ class RunReportTest {
                 .containsExactly(org.assertj.core.groups.Tuple.tuple(1, "w1"), org.assertj.core.groups.Tuple.tuple(2, null));
         assertThat(report.faults).allSatisfy(f -> assertThat((Map<String, Object>) f).containsKey("worker"));
     }
+
+    @Test
+    void successionsAfterAHungEtcdMemberAreSplitByWhetherTheStoppedMemberWasTheRaftLeader() {
+        // Three hung members on w2 (leader of term 2): the Raft leader at 21 s (successor w3 after 4 s), a follower
+        // at 31 s (successor w1 after 1 s), a member of unknown role at 41 s (left out).
+        History h = twoFaults()
+                .state(new StateChange("w3", 25 * S, 0, "LEADER", 3))
+                .state(new StateChange("w1", 32 * S, 0, "LEADER", 4))
+                .state(new StateChange("w2", 42 * S, 0, "LEADER", 5))
+                .fault(new FaultRecord(3, Faults.HUNG_ETCD_MEMBER, "w2 + etcd m1", "w2", 21 * S, 23 * S, 2, "", true))
+                .fault(new FaultRecord(4, Faults.HUNG_ETCD_MEMBER, "w3 + etcd m2", "w3", 31 * S, 33 * S, 3, "", false))
+                .fault(new FaultRecord(5, Faults.HUNG_ETCD_MEMBER, "w1 + etcd m3", "w1", 41 * S, 43 * S, 4, "", null))
+                .build();
+        RunReport report = report(h);
+        @SuppressWarnings("unchecked")
+        Map<String, Map<String, Map<String, Object>>> split =
+                (Map<String, Map<String, Map<String, Object>>>) report.totals.get("successor_ms_by_stopped_etcd_member");
+        assertThat(split).containsOnlyKeys(Faults.HUNG_ETCD_MEMBER);
+        assertThat(split.get(Faults.HUNG_ETCD_MEMBER).get("raft_leader")).containsEntry("injections", 1)
+                .containsEntry("with_successor", 1).containsEntry("p50", 4000L).containsEntry("max", 4000L);
+        assertThat(split.get(Faults.HUNG_ETCD_MEMBER).get("follower")).containsEntry("injections", 1)
+                .containsEntry("p50", 1000L);
+        assertThat(report.faults).filteredOn(f -> f.get("index").equals(3)).singleElement()
+                .satisfies(f -> assertThat(f).containsEntry("etcd_raft_leader_stopped", true));
+        assertThat(report.faults).filteredOn(f -> f.get("index").equals(5)).singleElement()
+                .satisfies(f -> assertThat(f).doesNotContainKey("etcd_raft_leader_stopped"));
+    }
 }

@@ -11,6 +11,50 @@ public interface Injection {
         return null;
     }
 
+    /**
+     * For a fault that stopped one etcd member: whether it was the Raft leader then (a new Raft leader renews every
+     * lease, which may lengthen a succession); null otherwise or when unknown.
+     */
+    default Boolean raftLeaderStopped() {
+        return null;
+    }
+
+    /** This injection, recording whether the etcd member it stopped was the Raft leader (null: unknown). */
+    default Injection withRaftLeaderStopped(Boolean wasLeader) {
+        Injection self = this;
+        return new Injection() {
+            @Override
+            public String target() {
+                return self.target();
+            }
+
+            @Override
+            public String worker() {
+                return self.worker();
+            }
+
+            @Override
+            public Boolean raftLeaderStopped() {
+                return wasLeader;
+            }
+
+            @Override
+            public String note() {
+                return self.note();
+            }
+
+            @Override
+            public Duration hold() {
+                return self.hold();
+            }
+
+            @Override
+            public void heal() throws Exception {
+                self.heal();
+            }
+        };
+    }
+
     /** Extra facts about the injection for the report (e.g. "3 sessions terminated mid-batch"). */
     String note();
 
