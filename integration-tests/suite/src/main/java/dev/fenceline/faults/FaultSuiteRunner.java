@@ -147,7 +147,8 @@ public final class FaultSuiteRunner {
                     .committed(db.batches()).marks(db.marks()).rejected(db.rejected()).payments(db.payments())
                     .inserted(env.inserter.insertedIds()).faults(faults)
                     .asynchronousStandby(cfg.postgres().standby() == PostgresSetup.Standby.ASYNCHRONOUS)
-                    .rogue(env.rogueAttempts()).rogueRowsCommitted(db.rogueRows()).etcdServerVersion(etcdVersion).build();
+                    .rogue(env.rogueAttempts()).rogueRowsCommitted(db.rogueRows()).etcdServerVersion(etcdVersion)
+                    .workerExits(env.workerExits()).build();
             CheckResult result = new HistoryChecker(CheckerConfig.forTtl(ttl)).check(history);
             RunReport report = RunReport.of(cfg, history, result, skipped, skipNotes, files.unreadableLines,
                     Duration.ofNanos(System.nanoTime() - started), env.runDir);

@@ -11,6 +11,7 @@ import dev.fenceline.faults.history.RogueAttempt;
 import dev.fenceline.faults.history.StateChange;
 import dev.fenceline.faults.history.TermMark;
 import dev.fenceline.faults.history.ValidityWindow;
+import dev.fenceline.faults.history.WorkerExit;
 import dev.fenceline.faults.nemesis.Faults;
 
 import java.time.Duration;
@@ -49,6 +50,7 @@ public final class HistoryChecker {
         long[] overlap = {0, 0, 0};
         boolean validity = checkSingleValidLeader(h, out, items, overlap);
         RogueSummary rogue = checkRogueWrites(h, out, items);
+        checkWorkerExits(h, out, items);
         List<Violation> all = out;
         AsyncLoss loss = new AsyncLoss(count(all, LOST_PAYMENTS), count(all, LOST_BATCH), count(all, LOST_AUDIT_ROW));
         return new CheckResult(h.seed, capped(out), outcomes, overlap[0], overlap[1], validity, items, loss, overlap[2],
@@ -521,6 +523,17 @@ public final class HistoryChecker {
         items.put(Check.H_ROGUE_AUDITED_ONCE, refused);
         items.put(Check.I_NO_CONNECTION_EXHAUSTION, h.rogueAttempts.size());
         return new RogueSummary(h.rogueAttempts.size(), refused, audited, committed, failed);
+    }
+
+    // supervision ---------------------------------------------------------------------------------------------
+    /** Every worker exit the runner did not cause is a violation, with its code, time and the end of its log. */
+    private static void checkWorkerExits(History h, List<Violation> out, Map<Check, Integer> items) {
+        for (WorkerExit e : h.workerExits) {
+            out.add(new Violation(Check.WORKER_EXITED, "worker " + e.worker() + " exited with code " + e.exitCode() + " at "
+                    + e.at() + " (not a fault's kill, not the runner's stop; restarted), last log lines:\n"
+                    + e.lastLogLines().strip()));
+        }
+        items.put(Check.WORKER_EXITED, h.workerExits.size());
     }
 
     // (f) ---------------------------------------------------------------------------------------------------

@@ -456,4 +456,18 @@ class HistoryCheckerTest {
                 .contains("rogue-2-f1").contains("too many clients");
         assertThat(r.ok()).isFalse();
     }
+
+    // ---- supervision: a worker that exits on its own -------------------------------------------------------------
+
+    @Test
+    void aWorkerThatExitedOnItsOwnIsAViolationNamingItsExitCodeTimeAndLastLogLines() {
+        History h = clean().workerExit(new dev.fenceline.faults.history.WorkerExit("w2", 1, 20 * S, T0.plusSeconds(20),
+                "worker: PostgreSQL still unreachable after 301 attempts")).build();
+        CheckResult r = checker.check(h);
+        assertThat(r.violations(Check.WORKER_EXITED)).singleElement().asString()
+                .contains("worker w2 exited with code 1 at 2026-11-30T17:00:20Z")
+                .contains("last log lines:").contains("PostgreSQL still unreachable after 301 attempts");
+        assertThat(r.ok()).isFalse();
+        assertThat(checker.check(clean().build()).violations(Check.WORKER_EXITED)).isEmpty();
+    }
 }
