@@ -121,7 +121,8 @@ public final class FaultSuiteRunner {
                             + cfg.seed() + "): " + e, e);
                 }
                 long healAt = System.nanoTime();
-                faults.add(new FaultRecord(index, kind, inj.target(), injectAt, healAt, mark, inj.note()));
+                faults.add(new FaultRecord(index, kind, inj.target(), inj.worker(), injectAt, healAt, mark, inj.note(),
+                        inj.raftLeaderStopped()));
                 Optional<?> commit = env.awaitCommitAfter(healAt, liveness);
                 System.out.printf("[fault-suite] #%d healed; %s%n", index, commit.isPresent()
                         ? "a leader committed again" : "NO commit within " + liveness.toSeconds() + " s");
@@ -146,7 +147,8 @@ public final class FaultSuiteRunner {
                     .committed(db.batches()).marks(db.marks()).rejected(db.rejected()).payments(db.payments())
                     .inserted(env.inserter.insertedIds()).faults(faults)
                     .asynchronousStandby(cfg.postgres().standby() == PostgresSetup.Standby.ASYNCHRONOUS)
-                    .rogue(env.rogueAttempts()).rogueRowsCommitted(db.rogueRows()).etcdServerVersion(etcdVersion).build();
+                    .rogue(env.rogueAttempts()).rogueRowsCommitted(db.rogueRows()).etcdServerVersion(etcdVersion)
+                    .workerExits(env.workerExits()).build();
             CheckResult result = new HistoryChecker(CheckerConfig.forTtl(ttl)).check(history);
             RunReport report = RunReport.of(cfg, history, result, skipped, skipNotes, files.unreadableLines,
                     Duration.ofNanos(System.nanoTime() - started), env.runDir);

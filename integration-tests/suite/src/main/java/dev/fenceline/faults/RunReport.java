@@ -110,9 +110,8 @@ public final class RunReport {
                 for (int i = 0; i < 3; i++) {
                     rogue[i] += rc[i];
                 }
-                String finding = "fault #" + o.fault().index() + " " + o.fault().kind() + " ";
                 for (Violation v : r.electionFindings()) {
-                    if (v.explanation().contains(finding)) {
+                    if (v.concerns(o.fault().index(), o.fault().kind())) {
                         findings++;
                     }
                 }
@@ -128,9 +127,9 @@ public final class RunReport {
                 }
                 committed += o.committed();
                 rejected += o.rejected();
-                String tag = "fault #" + o.fault().index() + " " + o.fault().kind() + " ";
+                // rogue writes' violations carry their injection's index; the others name it in their text
                 for (Violation v : r.safetyViolations()) {
-                    if (v.explanation().contains(tag)) {
+                    if (v.concerns(o.fault().index(), o.fault().kind())) {
                         violations++;
                     }
                 }
@@ -180,6 +179,7 @@ public final class RunReport {
             perCheck.put(c.name(), r.violations(c).size());
         }
         totals.put("violations_per_check", perCheck);
+        totals.put("successor_ms_by_stopped_etcd_member", successorsByStoppedMember(r.faultOutcomes()));
         totals.put("leader_overlap_ns", r.leaderOverlapNs());
         totals.put("leader_overlap_across_coordinator_rebuild_ns", r.crossRebuildOverlapNs());
         totals.put("leader_overlap_around_etcd_stall_ns", r.etcdStallOverlapNs());
@@ -194,6 +194,7 @@ public final class RunReport {
             f.put("index", o.fault().index());
             f.put("kind", o.fault().kind());
             f.put("target", o.fault().target());
+            f.put("worker", o.fault().worker());
             f.put("note", o.fault().note());
             f.put("held_ms", (o.fault().healMonoNs() - o.fault().injectMonoNs()) / 1_000_000);
             f.put("mark_at_injection", o.fault().markAtInjection());
@@ -202,6 +203,9 @@ public final class RunReport {
                     o.failoverNs() >= 0 && o.failoverNs() < o.fault().healMonoNs() - o.fault().injectMonoNs());
             f.put("recovery_ms", o.recoveryNs() < 0 ? null : o.recoveryNs() / 1_000_000);
             f.put("successor_ms", o.successorNs() < 0 ? null : o.successorNs() / 1_000_000);
+            if (o.fault().raftLeaderStopped() != null) {
+                f.put("etcd_raft_leader_stopped", o.fault().raftLeaderStopped());
+            }
             int[] rc = roguePerFault.get(o.fault().index());
             if (rc != null) {
                 f.put("rogue_writes", rc[0]);
@@ -213,6 +217,42 @@ public final class RunReport {
             faults.add(f);
         }
         return new RunReport(cfg.seed(), r, rows, totals, List.copyOf(skipped), skipNotes, faults, h);
+    }
+
+    /**
+     * Per kind that stopped one etcd member (hungEtcdMember): successor times split by whether that member was the
+     * Raft leader, so that "stopping the Raft leader lengthens succession" can be read off one run. Injections whose
+     * member's role is unknown are left out; {@code with_successor} counts those that saw a successor at all.
+     */
+    static Map<String, Map<String, Map<String, Object>>> successorsByStoppedMember(List<FaultOutcome> outcomes) {
+        Map<String, Map<String, List<FaultOutcome>>> groups = new LinkedHashMap<>();
+        for (FaultOutcome o : outcomes) {
+            Boolean wasLeader = o.fault().raftLeaderStopped();
+            if (wasLeader != null) {
+                groups.computeIfAbsent(o.fault().kind(), k -> {
+                    Map<String, List<FaultOutcome>> m = new LinkedHashMap<>();
+                    m.put("raft_leader", new ArrayList<>());
+                    m.put("follower", new ArrayList<>());
+                    return m;
+                }).get(wasLeader ? "raft_leader" : "follower").add(o);
+            }
+        }
+        Map<String, Map<String, Map<String, Object>>> out = new LinkedHashMap<>();
+        groups.forEach((kind, byRole) -> {
+            Map<String, Map<String, Object>> roles = new LinkedHashMap<>();
+            byRole.forEach((role, list) -> {
+                List<Long> ms = list.stream().filter(o -> o.successorNs() >= 0).map(o -> o.successorNs() / 1_000_000).toList();
+                Map<String, Object> m = new LinkedHashMap<>();
+                m.put("injections", list.size());
+                m.put("with_successor", ms.size());
+                m.put("p50", ms.isEmpty() ? null : pct(ms, 50));
+                m.put("p99", ms.isEmpty() ? null : pct(ms, 99));
+                m.put("max", ms.isEmpty() ? null : pct(ms, 100));
+                roles.put(role, m);
+            });
+            out.put(kind, roles);
+        });
+        return out;
     }
 
     static long pct(List<Long> samples, int p) {

@@ -74,7 +74,8 @@ final class ReportFixtures {
                         "terminating connection"));
         for (int i = 0; i < kinds.size(); i++) {
             long inject = BASE + (4L * i + 2) * S;
-            b.fault(new FaultRecord(i + 1, kinds.get(i), "w<" + (i % 3 + 1) + ">", inject, inject + 2 * S, i / 3,
+            b.fault(new FaultRecord(i + 1, kinds.get(i), "w<" + (i % 3 + 1) + ">", "w" + (i % 3 + 1), inject,
+                    inject + 2 * S, i / 3,
                     "note & <b>not bold</b>"));
         }
         History h = b.build();

@@ -1,6 +1,7 @@
 package dev.fenceline.sample.cli;
 
 import dev.fenceline.fencing.EnterScope;
+import dev.fenceline.sample.db.DatabaseWait;
 import dev.fenceline.sample.db.SampleDatabase;
 import dev.fenceline.sample.worker.Worker;
 import dev.fenceline.sample.worker.WorkerConfig;
@@ -56,6 +57,12 @@ final class WorkerCommand implements Callable<Integer> {
             description = "Address for the metrics server (default ${DEFAULT-VALUE}).")
     String metricsHost;
 
+    @Option(names = "--db-wait-ms", paramLabel = "MS", defaultValue = "${env:FENCELINE_DB_WAIT_MS:-300000}",
+            description = "How long to wait at start while PostgreSQL (or its pooler) is unreachable or closed to connections, "
+                    + "0..86400000 (0 = one attempt); other connection errors (credentials, unknown role or database) fail "
+                    + "at once (env FENCELINE_DB_WAIT_MS; default ${DEFAULT-VALUE}).")
+    long dbWaitMs;
+
     @Option(names = "--history-file", paramLabel = "PATH",
             description = "Append one JSON object per line for every state change and batch attempt (see docs/settlement-sample.md).")
     Path historyFile;
@@ -76,36 +83,26 @@ final class WorkerCommand implements Callable<Integer> {
         if (metricsPort != null) {
             Validation.between("--metrics-port", metricsPort, 0, 65_535);
         }
+        Validation.between("--db-wait-ms", dbWaitMs, 0, 86_400_000);
         common.validateAll();
-        try (SampleDatabase db = openWhenReachable()) {
+        // Ctrl-C ends the wait (no signal handler is installed yet).
+        SampleDatabase db = new DatabaseWait(Duration.ofMillis(dbWaitMs), "--db-wait-ms", Duration.ofSeconds(1),
+                d -> { Thread.sleep(d.toMillis()); return false; }, System::nanoTime)
+                .open(() -> common.openDatabase("fenceline-worker-" + workerId, 3));
+        try {
+            // what the checks find (an unknown election, a missing schema) fails at once
             Preconditions.requireKnownElection(db, common.election());
             Preconditions.requireMigrated(db);
+        } catch (Exception | Error e) {
+            db.close();
+            throw e;
         }
         WorkerConfig cfg = new WorkerConfig(workerId, common.election(), common.election(), common.jdbcUrl(), common.dbUser,
                 common.dbPassword, common.etcdEndpoints(), Duration.ofMillis(ttlMs), (int) batchSize, Duration.ofMillis(intervalMs),
                 scope, metricsPort, metricsHost, historyFile, pauseInsideBatchFile, common.electionConfig());
         Worker worker = new Worker(cfg);
         installSignalHandlers(worker, Duration.ofMillis(ttlMs));
-        return worker.run();
-    }
-
-    /**
-     * PostgreSQL, or the pooler in front of it, may be down or refusing logins when a worker (re)starts — e.g. right
-     * after a failover or a pooler restart: a stateless worker waits for it, as it waits for etcd, instead of exiting
-     * and needing a restart. Only connecting is retried; what the checks find (an unknown election, a missing schema)
-     * still fails at once. Ctrl-C ends the wait (no signal handler is installed yet).
-     */
-    private SampleDatabase openWhenReachable() throws InterruptedException {
-        for (int attempt = 1; ; attempt++) {
-            try {
-                return common.openDatabase("fenceline-worker-check", 1);
-            } catch (SampleDatabase.UnreachableException e) {
-                if (attempt == 1 || attempt % 10 == 0) {
-                    System.err.println("fenceline worker: " + e.getMessage() + " (attempt " + attempt + "); retrying");
-                }
-                Thread.sleep(1_000);
-            }
-        }
+        return worker.run(db);
     }
 
     /**

@@ -43,15 +43,56 @@ public final class SampleDatabase implements AutoCloseable {
         try {
             return new SampleDatabase(new HikariDataSource(c), jdbcUrl);
         } catch (RuntimeException e) {
-            throw new UnreachableException("cannot connect to PostgreSQL at " + redact(jdbcUrl) + ": " + rootMessage(e), e);
+            String state = sqlState(e);
+            String detail = (state == null ? "" : "SQLSTATE " + state + ": ") + rootMessage(e);
+            if (isUnreachable(e)) {
+                throw new UnreachableException("cannot connect to PostgreSQL at " + redact(jdbcUrl) + ": " + detail, e);
+            }
+            throw new IllegalStateException("PostgreSQL at " + redact(jdbcUrl) + " refused the connection: " + detail
+                    + " (not retried: waiting does not fix credentials, a missing database or role, or a bug)", e);
         }
     }
 
-    /** The server could not be connected to (down, refusing logins, unknown database or role): callers may retry. */
+    /**
+     * The server could not be reached or is not accepting connections for now (down, restarting, a pooler without a
+     * server behind it, the database closed to new connections): callers may retry. Anything else — wrong password,
+     * unknown role or database — is not this exception: waiting would not fix it.
+     */
     public static final class UnreachableException extends IllegalStateException {
         UnreachableException(String message, Throwable cause) {
             super(message, cause);
         }
+    }
+
+    /**
+     * Whether a failure to connect is one that goes away by itself: SQLSTATE class 08 (connection exception: refused,
+     * reset, a pooler that cannot reach its server), 57P03 (the server is starting up or shutting down), 55000 (what
+     * PostgreSQL answers while the database is closed to connections, e.g. ALTER DATABASE .. ALLOW_CONNECTIONS false),
+     * or, without any SQLSTATE, a socket that could not connect or timed out. Authentication (class 28), an unknown
+     * database (3D000) and every other error are not.
+     */
+    public static boolean isUnreachable(Throwable failure) {
+        String state = sqlState(failure);
+        if (state != null) {
+            return state.startsWith("08") || state.equals("57P03") || state.equals("55000");
+        }
+        for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof java.net.ConnectException || t instanceof java.net.SocketTimeoutException
+                    || t instanceof java.net.NoRouteToHostException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** The SQLSTATE of the first SQLException in the cause chain that has one, or null. */
+    public static String sqlState(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof SQLException sql && sql.getSQLState() != null) {
+                return sql.getSQLState();
+            }
+        }
+        return null;
     }
 
     public DataSource dataSource() {

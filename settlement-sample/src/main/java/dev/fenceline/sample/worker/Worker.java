@@ -4,6 +4,7 @@ import dev.fenceline.election.ElectionConfig;
 import dev.fenceline.election.ElectionSession;
 import dev.fenceline.fencing.FencedWriter;
 import dev.fenceline.fencing.FencedWriterConfig;
+import dev.fenceline.sample.db.DatabaseWait;
 import dev.fenceline.sample.db.SampleDatabase;
 import dev.fenceline.sample.settlement.SettlementJob;
 import dev.fenceline.task.LeaderTask;
@@ -40,15 +41,14 @@ public final class Worker implements AutoCloseable {
         registry.config().commonTags("worker", cfg.workerId(), "election", cfg.election());
     }
 
-    /** Runs until {@link #requestStop(String)}; returns 0 after a clean stop. */
-    public int run() throws Exception {
+    /**
+     * Runs on {@code database} (opened by the caller, which waited for it, see {@link DatabaseWait}; closed here) until
+     * {@link #requestStop(String)}; returns 0 after a clean stop.
+     */
+    public int run(SampleDatabase database) throws Exception {
         history.event("start", "pid", ProcessHandle.current().pid(), "election", cfg.election(), "ttl_ms", cfg.ttl().toMillis(),
                 "batch_size", cfg.batchSize(), "interval_ms", cfg.interval().toMillis());
-        try (SampleDatabase db = untilReachable("PostgreSQL", () -> SampleDatabase.open(cfg.jdbcUrl(), cfg.dbUser(),
-                cfg.dbPassword(), "fenceline-worker-" + cfg.workerId(), 3))) {
-            if (db == null) {
-                return 0;                        // stopped while PostgreSQL was still unreachable
-            }
+        try (SampleDatabase db = database) {
             // TRANSACTION scope behind a transaction-mode pooler: nothing of the fence may outlive a transaction there.
             FencedWriter writer = FencedWriter.create(db.dataSource(), FencedWriterConfig.builder().enterScope(cfg.enterScope()).build());
             SettlementWork work = new SettlementWork(new SettlementJob(db.dataSource(), writer, cfg.resource(), cfg.workerId(),
@@ -56,7 +56,7 @@ public final class Worker implements AutoCloseable {
             WorkerEvents events = new WorkerEvents(cfg, history, registry, work);
             try (MetricsServer metrics = cfg.metricsPort() == null ? null
                     : MetricsServer.start(cfg.metricsHost(), cfg.metricsPort(), registry, () -> events.health(this::stopping));
-                 ElectionSession session = untilReachable("etcd", () -> ElectionSession.open(electionConfig()))) {
+                 ElectionSession session = untilEtcdReachable(() -> ElectionSession.open(electionConfig()))) {
                 if (metrics != null) {
                     log.info("worker {}: /metrics and /health on http://{}:{}/", cfg.workerId(), cfg.metricsHost(), metrics.port());
                 }
@@ -110,16 +110,17 @@ public final class Worker implements AutoCloseable {
     }
 
     /**
-     * etcd or PostgreSQL (or its pooler) may be down or refusing logins when the worker starts, e.g. just after a
-     * failover: keep trying — a stateless worker must not need a restart. Null when asked to stop meanwhile.
+     * etcd may be down or without quorum when the worker starts: keep trying — a stateless worker must not need a
+     * restart. Null when asked to stop meanwhile. (PostgreSQL has its own bounded wait before the worker runs:
+     * {@link DatabaseWait}.)
      */
-    private <T> T untilReachable(String what, java.util.function.Supplier<T> open) throws InterruptedException {
+    private <T> T untilEtcdReachable(java.util.function.Supplier<T> open) throws InterruptedException {
         for (int attempt = 1; !stopping(); attempt++) {
             try {
                 return open.get();
             } catch (RuntimeException ex) {
                 if (attempt == 1 || attempt % 10 == 0) {
-                    log.warn("worker {}: cannot reach {} yet (attempt {}): {}; retrying", cfg.workerId(), what, attempt,
+                    log.warn("worker {}: cannot reach etcd yet (attempt {}): {}; retrying", cfg.workerId(), attempt,
                             SampleDatabase.rootMessage(ex));
                 }
                 stopRequested.await(1, TimeUnit.SECONDS);

@@ -50,4 +50,20 @@ class WorkerWaitsForDatabaseIT {
             assertThat(verify.exit()).as(verify.stdout() + verify.stderr()).isZero();
         }
     }
+
+    /**
+     * Waiting fixes an unreachable server, not a login it refuses: a worker whose role does not exist (SQLSTATE 28000;
+     * a wrong password is 28P01) must exit at once naming the SQLSTATE, not retry for ever.
+     */
+    @Test
+    void aWorkerWhoseLoginTheDatabaseRefusesExitsAtOnceNamingTheSqlState(TestDatabase db, EtcdCluster etcd) throws Exception {
+        try (SampleProcesses s = new SampleProcesses(db, etcd, "db-refuses", db.jdbcUrl() + "?user=no_such_role")) {
+            ChildProcess w = s.startWorker("w1", "--ttl-ms", "3000");
+            await("the worker exits or retries").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
+                    .until(() -> !w.isAlive() || w.stderrText().contains("retrying"));
+            assertThat(w.stderrText()).doesNotContain("retrying");
+            assertThat(w.waitFor(Duration.ofSeconds(30))).as(w.stderrText()).isEqualTo(1);
+            assertThat(w.stderrText()).contains("SQLSTATE 28000").contains("no_such_role");
+        }
+    }
 }

@@ -15,6 +15,11 @@ public enum Check {
     /** A flood of stale writers (and their audit connections) must not exhaust the server's connections. */
     I_NO_CONNECTION_EXHAUSTION("(i) no write refused for lack of connections"),
     /**
+     * A worker process ended without the runner asking (not a fault's kill -9, not the runner's stop): workers must run
+     * until told to stop, and a fleet that silently shrinks makes every later failover time meaningless.
+     */
+    WORKER_EXITED("(supervision) no worker exits on its own"),
+    /**
      * Not a safety property: with the etcd member carrying the followers' watch streams hung, no successor became
      * leader within TTL + 1 s of the leader's death or freeze. A liveness finding, reported per injection.
      */

@@ -11,6 +11,7 @@ import dev.fenceline.faults.history.RogueAttempt;
 import dev.fenceline.faults.history.StateChange;
 import dev.fenceline.faults.history.TermMark;
 import dev.fenceline.faults.history.ValidityWindow;
+import dev.fenceline.faults.history.WorkerExit;
 import dev.fenceline.faults.nemesis.Faults;
 
 import java.time.Duration;
@@ -49,6 +50,7 @@ public final class HistoryChecker {
         long[] overlap = {0, 0, 0};
         boolean validity = checkSingleValidLeader(h, out, items, overlap);
         RogueSummary rogue = checkRogueWrites(h, out, items);
+        checkWorkerExits(h, out, items);
         List<Violation> all = out;
         AsyncLoss loss = new AsyncLoss(count(all, LOST_PAYMENTS), count(all, LOST_BATCH), count(all, LOST_AUDIT_ROW));
         return new CheckResult(h.seed, capped(out), outcomes, overlap[0], overlap[1], validity, items, loss, overlap[2],
@@ -435,7 +437,7 @@ public final class HistoryChecker {
      * a failover when no other worker is left to take over.
      */
     private static long successor(History h, FaultRecord f, long windowEnd) {
-        String faulted = faultedWorker(f.target());
+        String faulted = f.worker();
         long before = f.markAtInjection();
         for (StateChange sc : h.stateChanges) {
             if ("LEADER".equals(sc.state()) && sc.monoNs() <= f.injectMonoNs()) {
@@ -450,12 +452,6 @@ public final class HistoryChecker {
             }
         }
         return first < 0 ? -1 : first - f.injectMonoNs();
-    }
-
-    /** The worker a fault hit, named first in its target ({@code w1}, {@code w1 + etcd m2}); null for other targets. */
-    static String faultedWorker(String target) {
-        String first = target == null ? "" : target.strip().split("\\s+", 2)[0];
-        return first.matches("w\\d+") ? first : null;
     }
 
     // (g), (h), (i) -----------------------------------------------------------------------------------------
@@ -483,7 +479,7 @@ public final class HistoryChecker {
                 case COMMITTED -> {
                     committed++;
                     out.add(new Violation(Check.G_ROGUE_REFUSED, a.describe()
-                            + " was told it committed: a write without a valid term got past the fence"));
+                            + " was told it committed: a write without a valid term got past the fence", a.faultIndex()));
                 }
                 case REJECTED -> {
                     refused++;
@@ -493,24 +489,25 @@ public final class HistoryChecker {
                         FaultRecord failover = asyncFailoverAfter(h, a.endMonoNs());
                         String what = a.describe() + " was refused but fencing.rejected_write has no row with leader_id "
                                 + a.id();
-                        out.add(failover == null ? new Violation(Check.H_ROGUE_AUDITED_ONCE, what)
-                                : new Violation(Check.LOST_BY_ASYNC_FAILOVER, what + lostBy(failover)));
+                        out.add(failover == null ? new Violation(Check.H_ROGUE_AUDITED_ONCE, what, a.faultIndex())
+                                : new Violation(Check.LOST_BY_ASYNC_FAILOVER, what + lostBy(failover), a.faultIndex()));
                     } else {
                         out.add(new Violation(Check.H_ROGUE_AUDITED_ONCE, a.describe() + " was refused once but audited "
-                                + rows + " times"));
+                                + rows + " times", a.faultIndex()));
                     }
                 }
                 default -> {
                     failed++;
                     if (rows > 1) {
                         out.add(new Violation(Check.H_ROGUE_AUDITED_ONCE, a.describe() + " was audited " + rows
-                                + " times"));
+                                + " times", a.faultIndex()));
                     }
                 }
             }
             if (RogueAttempt.TOO_MANY_CONNECTIONS.equals(a.sqlState())) {
                 out.add(new Violation(Check.I_NO_CONNECTION_EXHAUSTION, a.describe()
-                        + " could not get a connection: too many clients (the audit or the flood exhausted the server)"));
+                        + " could not get a connection: too many clients (the audit or the flood exhausted the server)",
+                        a.faultIndex()));
             }
         }
         for (String row : h.rogueRowsCommitted) {
@@ -526,6 +523,17 @@ public final class HistoryChecker {
         items.put(Check.H_ROGUE_AUDITED_ONCE, refused);
         items.put(Check.I_NO_CONNECTION_EXHAUSTION, h.rogueAttempts.size());
         return new RogueSummary(h.rogueAttempts.size(), refused, audited, committed, failed);
+    }
+
+    // supervision ---------------------------------------------------------------------------------------------
+    /** Every worker exit the runner did not cause is a violation, with its code, time and the end of its log. */
+    private static void checkWorkerExits(History h, List<Violation> out, Map<Check, Integer> items) {
+        for (WorkerExit e : h.workerExits) {
+            out.add(new Violation(Check.WORKER_EXITED, "worker " + e.worker() + " exited with code " + e.exitCode() + " at "
+                    + e.at() + " (not a fault's kill, not the runner's stop; restarted), last log lines:\n"
+                    + e.lastLogLines().strip()));
+        }
+        items.put(Check.WORKER_EXITED, h.workerExits.size());
     }
 
     // (f) ---------------------------------------------------------------------------------------------------

@@ -30,6 +30,8 @@ public final class History {
     public final List<String> rogueRowsCommitted;
     /** The etcd server version the run used (from a member's /version), or "unknown". */
     public final String etcdServerVersion;
+    /** Worker processes that ended without the runner asking (each was restarted). */
+    public final List<WorkerExit> workerExits;
 
     private History(Builder b) {
         this.seed = b.seed;
@@ -47,6 +49,7 @@ public final class History {
         this.rogueAttempts = List.copyOf(b.rogueAttempts);
         this.rogueRowsCommitted = List.copyOf(b.rogueRowsCommitted);
         this.etcdServerVersion = b.etcdServerVersion;
+        this.workerExits = List.copyOf(b.workerExits);
     }
 
     public static Builder builder(long seed) {
@@ -68,6 +71,7 @@ public final class History {
         private boolean asynchronousStandby;
         private final List<RogueAttempt> rogueAttempts = new ArrayList<>();
         private final List<String> rogueRowsCommitted = new ArrayList<>();
+        private final List<WorkerExit> workerExits = new ArrayList<>();
         private String etcdServerVersion = "unknown";
 
         private Builder(long seed) {
@@ -199,6 +203,16 @@ public final class History {
 
         public Builder etcdServerVersion(String v) {
             etcdServerVersion = Objects.requireNonNull(v);
+            return this;
+        }
+
+        public Builder workerExit(WorkerExit e) {
+            workerExits.add(e);
+            return this;
+        }
+
+        public Builder workerExits(List<WorkerExit> e) {
+            workerExits.addAll(e);
             return this;
         }
 

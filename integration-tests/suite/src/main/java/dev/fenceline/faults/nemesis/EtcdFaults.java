@@ -86,6 +86,12 @@ final class EtcdFaults {
         EtcdMember hung = mostWatched(env.etcd, watchers, rnd);
         // A frozen leader is first held inside a batch, so that on SIGCONT its batch tries to commit with its old term.
         boolean inside = !kill && leader.pauseInsideNextBatch(env.config.ttl().multipliedBy(2));
+        // Asked just before the stop: stopping the Raft leader makes the next one renew every lease (etcd does on a
+        // leader change), which may lengthen the succession; the report splits successions by this.
+        Optional<EtcdMember> raftLeader = raftLeader(env.etcd);
+        Boolean raftLeaderStopped = raftLeader.map(l -> l.name().equals(hung.name())).orElse(null);
+        String role = raftLeaderStopped == null ? "Raft leader unknown"
+                : raftLeaderStopped ? "the Raft leader" : "a follower; Raft leader " + raftLeader.get().name();
         hung.pause();
         String what;
         if (kill) {
@@ -97,15 +103,15 @@ final class EtcdFaults {
             leader.releasePause();
             what = "SIGSTOP leader pid " + leader.pid() + (inside ? " inside a batch" : " (between batches)");
         }
-        return Injection.of(leader.id() + " + etcd " + hung.name(), "SIGSTOP etcd member " + hung.name() + " pid "
-                + hung.pid() + " (watchers per member " + watchers + "), then " + what, Faults.longerThanTtl(env), () -> {
+        return Injection.onWorker(leader.id(), leader.id() + " + etcd " + hung.name(), "SIGSTOP etcd member " + hung.name() + " pid "
+                + hung.pid() + " (" + role + "; watchers per member " + watchers + "), then " + what, Faults.longerThanTtl(env), () -> {
                     hung.resume();
                     if (kill) {
                         leader.start();
                     } else {
                         leader.thaw();
                     }
-                });
+                }).withRaftLeaderStopped(raftLeaderStopped);
     }
 
     /** The member with the most watchers; ties (and no metrics at all) broken by the seeded random. */

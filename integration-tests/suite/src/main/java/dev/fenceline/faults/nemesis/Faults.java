@@ -56,20 +56,20 @@ public final class Faults {
             boolean inside = w.pauseInsideNextBatch(env.config.ttl().multipliedBy(2));
             w.freeze();
             w.releasePause(); // the frozen process sees it only when resumed
-            return Injection.of(w.id(), "SIGSTOP pid " + w.pid() + (inside ? " inside a batch, before its commit"
+            return Injection.onWorker(w.id(), "SIGSTOP pid " + w.pid() + (inside ? " inside a batch, before its commit"
                     : " (between batches: no batch reached)"), longerThanTtl(env), w::thaw);
         });
         register(KILL_LEADER, (env, rnd) -> {
             WorkerProcess w = leaderOrAny(env, rnd);
             long pid = w.pid();
             w.kill9();
-            return Injection.of(w.id(), "kill -9 pid " + pid, env.config.ttl().dividedBy(2), w::start);
+            return Injection.onWorker(w.id(), "kill -9 pid " + pid, env.config.ttl().dividedBy(2), w::start);
         });
         register(WORKER_ETCD_PARTITION, (env, rnd) -> {
             WorkerProcess w = leaderOrAny(env, rnd);
             List<TcpProxy> proxies = env.clientProxies.get(w.id());
             proxies.forEach(TcpProxy::blackhole);
-            return Injection.of(w.id(), "all etcd traffic blackholed", longerThanTtl(env),
+            return Injection.onWorker(w.id(), "all etcd traffic blackholed", longerThanTtl(env),
                     () -> proxies.forEach(TcpProxy::heal));
         });
         register(QUORUM_LOSS, (env, rnd) -> pauseTwo(env, rnd, longerThanTtl(env)));
@@ -99,7 +99,7 @@ public final class Faults {
                 boolean forward = env.injections.getOrDefault(CLOCK_JUMP, 1) % 2 == 1;
                 Duration offset = Duration.ofMinutes(forward ? minutes : -minutes);
                 env.clock.jump(w.id(), offset);
-                return Injection.of(w.id(), "wall clock " + (offset.isNegative() ? "" : "+") + offset.toMinutes() + " min",
+                return Injection.onWorker(w.id(), "wall clock " + (offset.isNegative() ? "" : "+") + offset.toMinutes() + " min",
                         longerThanTtl(env), () -> env.clock.reset(w.id()));
             }
         });
@@ -110,7 +110,7 @@ public final class Faults {
             boolean midBatch = w.pauseInsideNextBatch(env.config.ttl().multipliedBy(2));
             int killed = DbSnapshot.terminateSessions(env.dataSource, app);
             w.releasePause();
-            return Injection.of(w.id(), killed + " session(s) of " + app + " terminated"
+            return Injection.onWorker(w.id(), killed + " session(s) of " + app + " terminated"
                     + (midBatch ? " mid-batch" : " (between batches: no batch reached)"), Duration.ofMillis(500), () -> { });
         });
         register(COORDINATOR_REBUILT, (env, rnd) -> {

@@ -67,7 +67,7 @@ final class PostgresPathFaults {
                         } finally {
                             w.releasePause();
                         }
-                        return Injection.of(w.id(), killed + (midBatch ? " mid-batch" : " (between batches: no batch reached)"),
+                        return Injection.onWorker(w.id(), killed + (midBatch ? " mid-batch" : " (between batches: no batch reached)"),
                                 Duration.ofMillis(500), () -> { });
                     }
                 },

@@ -57,6 +57,14 @@ public final class FaultEnvironment implements AutoCloseable {
     private final List<AutoCloseable> closeables = new ArrayList<>();
     private RogueWriter rogue;
     private volatile int injectionIndex;
+    /** Workers that ended without the runner asking; each was restarted by {@link #superviseWorkers()}. */
+    private final List<dev.fenceline.faults.history.WorkerExit> workerExits = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final java.util.concurrent.ScheduledExecutorService supervisor =
+            java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "worker-supervisor");
+                t.setDaemon(true);
+                return t;
+            });
 
     private FaultEnvironment(RunConfig config, Path runDir, PostgresPath postgres, EtcdCluster etcd, PeerPartition peers,
                              ClockControl clock, PaymentInserter inserter) {
@@ -107,6 +115,7 @@ public final class FaultEnvironment implements AutoCloseable {
                     cfg.maxPayments(), cfg.seed());
             FaultEnvironment env = new FaultEnvironment(cfg, runDir, db, etcd, peers, clock, inserter);
             env.startWorkers(jdbcUrl, jar);
+            env.supervisor.scheduleWithFixedDelay(env::superviseWorkers, 500, 500, java.util.concurrent.TimeUnit.MILLISECONDS);
             return env;
         } catch (RuntimeException e) {
             if (peers != null) {
@@ -153,6 +162,34 @@ public final class FaultEnvironment implements AutoCloseable {
 
     static Path javaBin() {
         return Path.of(System.getProperty("java.home"), "bin", "java");
+    }
+
+    /**
+     * A worker that ends on its own (not killed by a fault, not stopped by the runner) is recorded — it becomes a
+     * WORKER_EXITED violation — and started again, so that the run goes on with the fleet it was planned with instead
+     * of silently shrinking.
+     */
+    void superviseWorkers() {
+        for (WorkerProcess w : workers) {
+            try {
+                Optional<dev.fenceline.faults.history.WorkerExit> exit = w.takeUnexpectedExit(20);
+                if (exit.isPresent()) {
+                    workerExits.add(exit.get());
+                    log.warn("worker {} exited on its own with code {}; restarting it. Last log lines:\n{}", w.id(),
+                            exit.get().exitCode(), exit.get().lastLogLines());
+                    System.out.printf("[fault-suite] worker %s exited on its own with code %d; restarted%n", w.id(),
+                            exit.get().exitCode());
+                    w.start();
+                }
+            } catch (RuntimeException e) {
+                log.warn("supervising worker {}: {}", w.id(), e.toString());
+            }
+        }
+    }
+
+    /** Workers that ended without the runner asking, so far. */
+    public List<dev.fenceline.faults.history.WorkerExit> workerExits() {
+        return List.copyOf(workerExits);
     }
 
     /** The writer that is no leader (created with its role and protected tables on first use). */
@@ -311,6 +348,7 @@ public final class FaultEnvironment implements AutoCloseable {
 
     @Override
     public void close() {
+        supervisor.shutdownNow();
         try {
             healEverything();
         } catch (RuntimeException e) {

@@ -38,6 +38,13 @@ public final class WorkerProcess implements AutoCloseable {
     private Process process;
     private boolean frozen;
     private int starts;
+    /** The runner ended the current process (kill -9 of a fault, stop): its exit is no finding. */
+    private boolean exitRequested;
+    /** The current process's unexpected exit was already handed out by {@link #takeUnexpectedExit}. */
+    private boolean exitReported;
+    /** When the current process ended (monotonic ns and wall clock), set by its exit callback; 0/null while it runs. */
+    private volatile long exitMonoNs;
+    private volatile java.time.Instant exitAt;
 
     /** What the worker's /health says. */
     public record Health(String state, long term, boolean valid) {
@@ -89,7 +96,53 @@ public final class WorkerProcess implements AutoCloseable {
         }
         frozen = false;
         starts++;
+        exitRequested = false;
+        exitReported = false;
+        exitMonoNs = 0;
+        exitAt = null;
+        Process started = process;
+        started.onExit().thenRun(() -> exited(started));
         Reaper.get().watch(process.pid());
+    }
+
+    private synchronized void exited(Process p) {
+        if (p == process) {
+            exitMonoNs = System.nanoTime();
+            exitAt = java.time.Instant.now();
+        }
+    }
+
+    /**
+     * Whether an ended process is a finding: it ended (not alive), the runner did not end it, and it was not handed
+     * out before. A frozen process is alive; one a fault killed, or the runner stopped, was asked to end.
+     */
+    static boolean isUnexpectedExit(boolean started, boolean alive, boolean exitRequested, boolean alreadyReported) {
+        return started && !alive && !exitRequested && !alreadyReported;
+    }
+
+    /**
+     * The current process's exit when nobody asked for it (see {@link #isUnexpectedExit}), once; empty otherwise.
+     * The caller restarts the worker ({@link #start()}).
+     */
+    public synchronized Optional<dev.fenceline.faults.history.WorkerExit> takeUnexpectedExit(int tailLines) {
+        if (!isUnexpectedExit(process != null, process != null && process.isAlive(), exitRequested, exitReported)) {
+            return Optional.empty();
+        }
+        exitReported = true;
+        long mono = exitMonoNs != 0 ? exitMonoNs : System.nanoTime();   // the exit callback may not have run yet
+        java.time.Instant at = exitAt != null ? exitAt : java.time.Instant.now();
+        return Optional.of(new dev.fenceline.faults.history.WorkerExit(id, process.exitValue(), mono, at,
+                logTail(logFile, tailLines)));
+    }
+
+    /** The last {@code lines} lines of a log file ("(no log: ...)" when it cannot be read). */
+    static String logTail(Path file, int lines) {
+        try {
+            List<String> all = java.nio.file.Files.readAllLines(file);
+            return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
+        } catch (IOException | java.io.UncheckedIOException e) {
+            return "(no log: " + e.getMessage() + ")";
+        }
     }
 
     public synchronized long pid() {
@@ -137,6 +190,7 @@ public final class WorkerProcess implements AutoCloseable {
         if (process == null) {
             return;
         }
+        exitRequested = true;
         process.destroyForcibly();
         try {
             process.waitFor(15, TimeUnit.SECONDS);
@@ -153,6 +207,7 @@ public final class WorkerProcess implements AutoCloseable {
             return;
         }
         thaw();
+        exitRequested = true;
         process.destroy();
         try {
             if (!process.waitFor(grace.toMillis(), TimeUnit.MILLISECONDS)) {

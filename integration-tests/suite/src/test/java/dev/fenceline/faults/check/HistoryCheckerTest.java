@@ -50,7 +50,7 @@ class HistoryCheckerTest {
                 .validity(new ValidityWindow("w1", 1, 0, 3 * S))
                 .validity(new ValidityWindow("w1", 1, 2 * S, 5 * S))
                 .validity(new ValidityWindow("w2", 2, 9 * S, 14 * S))
-                .fault(new FaultRecord(1, "freezeLeader", "w1", 5 * S, 8 * S, 1, ""));
+                .fault(new FaultRecord(1, "freezeLeader", "w1", "w1", 5 * S, 8 * S, 1, ""));
     }
 
     @Test
@@ -227,7 +227,7 @@ class HistoryCheckerTest {
     void overlapAcrossACoordinatorRebuildIsReportedButIsNotAViolation() {
         // w2's window (9..14 s) was granted by the old coordinator; the rebuild at 12 s; w3 leads the new one at 12.5 s.
         History h = clean()
-                .fault(new FaultRecord(2, "coordinatorRebuilt", "etcd", 12 * S, 12 * S, 2, ""))
+                .fault(new FaultRecord(2, "coordinatorRebuilt", "etcd", null, 12 * S, 12 * S, 2, ""))
                 .validity(new ValidityWindow("w3", 1, 12_500_000_000L, 20 * S, 12_500_000_000L))
                 .build();
         CheckResult r = checker.check(h);
@@ -247,7 +247,7 @@ class HistoryCheckerTest {
 
     @Test
     void noCommitAfterAHealIsALivenessViolation() {
-        History h = clean().fault(new FaultRecord(2, "quorumLoss", "m1,m2", 20 * S, 30 * S, 2, "")).build();
+        History h = clean().fault(new FaultRecord(2, "quorumLoss", "m1,m2", null, 20 * S, 30 * S, 2, "")).build();
         assertThat(checker.check(h).violations(Check.E_LIVENESS)).singleElement().asString()
                 .contains("fault #2 quorumLoss").contains("no leader committed");
     }
@@ -279,7 +279,7 @@ class HistoryCheckerTest {
                 // the promoted primary takes a batch after the heal (liveness)
                 .attempt(new BatchAttempt("w2", 2, "k13", 18 * S, 18 * S + S / 2, Outcome.COMMITTED, 0, null))
                 .committed(new CommittedBatch(13, "k13", 2, "w2", 0, 0, T0.plusSeconds(18)))
-                .fault(new FaultRecord(2, "postgresFailover", "primary", 15 * S, 16 * S, 2, "asynchronous standby"))
+                .fault(new FaultRecord(2, "postgresFailover", "primary", null, 15 * S, 16 * S, 2, "asynchronous standby"))
                 .asynchronousStandby(asynchronous);
     }
 
@@ -325,7 +325,7 @@ class HistoryCheckerTest {
 
     /** clean() plus a hung member injected at 5.5 s (after w1 led term 1); w2 becomes LEADER of term 2 at 9 s. */
     private static History hungMemberAt5500ms() {
-        return clean().fault(new FaultRecord(2, "hungEtcdMember", "w1 + etcd m2", 5_500_000_000L, 8 * S, 1, "")).build();
+        return clean().fault(new FaultRecord(2, "hungEtcdMember", "w1 + etcd m2", "w1", 5_500_000_000L, 8 * S, 1, "")).build();
     }
 
     @Test
@@ -348,22 +348,22 @@ class HistoryCheckerTest {
 
     @Test
     void theFaultedWorkerWinningAgainIsNoSuccessor() {
-        // The hung member's fault hit w2; the only new leader afterwards is w2 itself (term 2 at 9 s).
-        History h = clean().fault(new FaultRecord(2, "hungEtcdMember", "w2 + etcd m1", 5_500_000_000L, 8 * S, 1, "")).build();
+        // The hung member's fault hit w2 (its record says so; its description does not name it); the only new leader
+        // afterwards is w2 itself (term 2 at 9 s).
+        History h = clean().fault(new FaultRecord(2, "hungEtcdMember", "the leader + etcd m1", "w2", 5_500_000_000L, 8 * S,
+                1, "")).build();
         CheckResult r = checker.check(h);
         assertThat(r.faultOutcomes()).filteredOn(o -> o.fault().index() == 2).singleElement()
                 .satisfies(o -> assertThat(o.successorNs()).isEqualTo(-1));
         assertThat(r.violations(Check.SUCCESSION_SLOWER_THAN_BOUND)).singleElement().asString()
                 .contains("no successor became leader");
-        assertThat(HistoryChecker.faultedWorker("w3")).isEqualTo("w3");
-        assertThat(HistoryChecker.faultedWorker("etcd cluster")).isNull();
     }
 
     @Test
     void validityOverlapAroundASlowEtcdDiskIsAnElectionFindingNotAViolation() {
         // w2 (9..14 s) and w3 (13..20 s) overlap for 1 s; a slow disk from 10 s, healed at 11 s (aftermath 10 s).
         History h = clean().validity(new ValidityWindow("w3", 3, 13 * S, 20 * S))
-                .fault(new FaultRecord(2, "slowEtcdDisk", "m1", 10 * S, 11 * S, 2, "")).build();
+                .fault(new FaultRecord(2, "slowEtcdDisk", "m1", null, 10 * S, 11 * S, 2, "")).build();
         CheckResult r = checker.check(h);
         assertThat(r.violations(Check.F_SINGLE_VALID_LEADER)).isEmpty();
         assertThat(r.violations(Check.ELECTION_OVERLAP_ETCD_STALL)).singleElement().asString()
@@ -377,7 +377,7 @@ class HistoryCheckerTest {
     void validityOverlapAfterAHungEtcdMemberIsAnElectionFindingNotAViolation() {
         // A Raft leader resumed from SIGSTOP may confirm a renewal before it learns it was deposed.
         History h = clean().validity(new ValidityWindow("w3", 3, 13 * S, 20 * S))
-                .fault(new FaultRecord(2, "hungEtcdMember", "w2 + etcd m1", 10 * S, 11 * S, 2, "")).build();
+                .fault(new FaultRecord(2, "hungEtcdMember", "w2 + etcd m1", "w2", 10 * S, 11 * S, 2, "")).build();
         CheckResult r = checker.check(h);
         assertThat(r.violations(Check.F_SINGLE_VALID_LEADER)).isEmpty();
         assertThat(r.violations(Check.ELECTION_OVERLAP_ETCD_STALL)).singleElement().asString()
@@ -388,7 +388,7 @@ class HistoryCheckerTest {
     @Test
     void aStaleCommitAroundASlowEtcdDiskIsStillAViolation() {
         History h = clean().validity(new ValidityWindow("w3", 3, 13 * S, 20 * S))
-                .fault(new FaultRecord(2, "slowEtcdDisk", "m1", 10 * S, 11 * S, 2, ""))
+                .fault(new FaultRecord(2, "slowEtcdDisk", "m1", null, 10 * S, 11 * S, 2, ""))
                 .committed(new CommittedBatch(12, "k12", 1, "w1", 1, 500, T0.plusSeconds(20)))
                 .payment(new Payment(5, "SETTLED", 12L, 500)).inserted(5L)
                 .build();
@@ -455,5 +455,19 @@ class HistoryCheckerTest {
         assertThat(r.violations(Check.I_NO_CONNECTION_EXHAUSTION)).singleElement().asString()
                 .contains("rogue-2-f1").contains("too many clients");
         assertThat(r.ok()).isFalse();
+    }
+
+    // ---- supervision: a worker that exits on its own -------------------------------------------------------------
+
+    @Test
+    void aWorkerThatExitedOnItsOwnIsAViolationNamingItsExitCodeTimeAndLastLogLines() {
+        History h = clean().workerExit(new dev.fenceline.faults.history.WorkerExit("w2", 1, 20 * S, T0.plusSeconds(20),
+                "worker: PostgreSQL still unreachable after 301 attempts")).build();
+        CheckResult r = checker.check(h);
+        assertThat(r.violations(Check.WORKER_EXITED)).singleElement().asString()
+                .contains("worker w2 exited with code 1 at 2026-11-30T17:00:20Z")
+                .contains("last log lines:").contains("PostgreSQL still unreachable after 301 attempts");
+        assertThat(r.ok()).isFalse();
+        assertThat(checker.check(clean().build()).violations(Check.WORKER_EXITED)).isEmpty();
     }
 }
