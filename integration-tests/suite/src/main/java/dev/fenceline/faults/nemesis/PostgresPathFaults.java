@@ -89,27 +89,24 @@ final class PostgresPathFaults {
                         // acknowledged meanwhile are not on the standby.
                         String what = env.postgres.failover(async ? env.config.ttl().toMillis() / 2 : 0);
                         return Injection.of("primary", (async ? "asynchronous" : "synchronous") + " standby: " + what
-                                + "; " + repointAudit(env), Duration.ofSeconds(1), env.postgres::rebuildStandby);
+                                + "; " + auditPath(env), Duration.ofSeconds(1), env.postgres::rebuildStandby);
                     }
                 });
     }
 
     /**
-     * The operator's step after failing over to a server at another address: the trigger's audit connection goes to
-     * the host and port recorded in the foreign server {@code fencing_audit_loopback} when the migration ran, i.e. to
-     * the crashed primary (here every server has a port of its own), so rejections by the trigger would be refused but
-     * not audited. {@code fencing.configure_audit_writer()} with no arguments, run as the schema owner on the promoted
-     * server, points it at that server (the address this session reached it at, its port). Found by a soak: without
-     * this step every rogue write after a failover was refused and none audited.
+     * No operator step after the failover: the foreign server {@code fencing_audit_loopback} still names the crashed
+     * primary (here every server has a port of its own), and the trigger's audit must follow the promoted server by
+     * itself (the history check counts every rogue write's audit row). Records which path the audit takes now.
      */
-    private static String repointAudit(FaultEnvironment env) {
+    private static String auditPath(FaultEnvironment env) {
         try (Connection c = env.dataSource.getConnection();
-             PreparedStatement ps = c.prepareStatement("SELECT fencing.configure_audit_writer()");
+             PreparedStatement ps = c.prepareStatement("SELECT fencing.audit_path()");
              ResultSet rs = ps.executeQuery()) {
             rs.next();
-            return "audit writer re-pointed at the promoted server (" + rs.getString(1) + ")";
+            return "audit path not re-pointed: " + rs.getString(1);
         } catch (SQLException e) {
-            return "audit writer NOT re-pointed: " + e.getMessage();
+            return "audit path unknown: " + e.getMessage();
         }
     }
 
