@@ -364,6 +364,36 @@ class FencedConnectionReviewIT {
     }
 
     /**
+     * The work prepares its own transaction (PREPARE TRANSACTION through the connection): the writer's COMMIT then has
+     * nothing to commit and returns, so the caller is told "committed" while the write waits, prepared, for whoever
+     * resolves it (and blocks every advance of the resource until then). Nothing of the work may be reported as
+     * committed unless it is.
+     */
+    @Disabled("hole: work that runs PREPARE TRANSACTION through ctx.connection() gets a normal return from the"
+            + " writer although nothing was committed (the write is left prepared)")
+    @Test
+    void workThatPreparesItsTransactionIsNotReportedAsCommitted() {
+        String table = table("prepared_work");
+        String gid = table + "-branch";
+        FencingToken t5 = FencingToken.of(resourceOf(table), 5, "a");
+        Throwable failed;
+        long leftPrepared;
+        try (HikariDataSource pool = pool("leader-a")) {
+            FencedWriter writer = FencedWriter.create(pool, FencedWriterConfig.defaults());
+            failed = catchThrowable(() -> writer.run(t5, ctx -> {
+                update(ctx.connection(), table, 1, "prepared by the work", 5);
+                execute(ctx.connection(), "PREPARE TRANSACTION '" + gid + "'");
+            }));
+        } finally {
+            leftPrepared = count(db, "SELECT count(*) FROM pg_prepared_xacts WHERE gid = '" + gid + "'");
+            AdversaryRole.rollbackPreparedTransactions(db);
+        }
+        assertThat(note(table, 1)).isEqualTo("initial");
+        assertThat(failed).as("the writer's outcome for work that left its transaction prepared (%s prepared)",
+                leftPrepared).isNotNull();
+    }
+
+    /**
      * Another leader's advance terminates the work's session; the work swallows the resulting error and returns. The
      * connection was dead before COMMIT was sent, so nothing was committed: the transaction was rejected as deposed,
      * and is audited like one.
