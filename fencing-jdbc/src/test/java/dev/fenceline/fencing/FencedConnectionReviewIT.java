@@ -106,6 +106,23 @@ class FencedConnectionReviewIT {
         }
     }
 
+    /** What a session carries of the fence: "entered|term|resource|advisory locks|warm-up tables". */
+    private static String sessionLeftovers(Connection c, String lockKey) throws SQLException {
+        return query(c, "SELECT coalesce(current_setting('fencing.entered_" + lockKey + "', true), '')"
+                + " || '|' || coalesce(current_setting('fencing.term', true), '')"
+                + " || '|' || coalesce(current_setting('fencing.resource', true), '')"
+                + " || '|' || (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid())"
+                + " || '|' || (SELECT count(*) FROM pg_class WHERE relname = 'fencing_warm_up')");
+    }
+
+    /** Runs {@code action} as leader a at term 5 of the table's resource, on a new pool of one session. */
+    private Throwable runAtTermFive(String table, FencedAction action) {
+        try (HikariDataSource pool = pool("leader-a")) {
+            FencedWriter writer = FencedWriter.create(pool, FencedWriterConfig.defaults());
+            return catchThrowable(() -> writer.run(FencingToken.of(resourceOf(table), 5, "a"), action));
+        }
+    }
+
     private static void update(Connection c, String table, long id, String note, long term) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(
                 "UPDATE " + table + " SET note = ?, fencing_term = ? WHERE id = ?")) {
@@ -121,61 +138,85 @@ class FencedConnectionReviewIT {
     @Test
     void connectionRefusesEveryCallThatWouldEndOrReshapeTheWritersTransaction() {
         String table = table("refused_calls");
-        FencingToken t5 = FencingToken.of(resourceOf(table), 5, "a");
-        try (HikariDataSource pool = pool("leader-a")) {
-            FencedWriter writer = FencedWriter.create(pool, FencedWriterConfig.defaults());
-            Throwable failed = catchThrowable(() -> writer.run(t5, ctx -> {
-                Connection c = ctx.connection();
-                update(c, table, 1, "written before the refused calls", 5);
-                assertThat(catchThrowable(c::commit)).as("commit()").isInstanceOf(SQLException.class);
-                assertThat(catchThrowable(() -> c.rollback())).as("rollback()").isInstanceOf(SQLException.class);
-                assertThat(catchThrowable(() -> c.setAutoCommit(true))).as("setAutoCommit(true)")
-                        .isInstanceOf(SQLException.class);
-                assertThat(catchThrowable(() -> c.setTransactionIsolation(Connection.TRANSACTION_SERIALIZABLE)))
-                        .as("setTransactionIsolation").isInstanceOf(SQLException.class);
-                assertThat(catchThrowable(c::close)).as("close()").isInstanceOf(SQLException.class);
-                assertThat(catchThrowable(() -> c.abort(Runnable::run))).as("abort()").isInstanceOf(SQLException.class);
-                throw new IllegalStateException("the work fails after its write");
-            }));
-            assertThat(failed).hasMessage("the work fails after its write");
-        }
+        Throwable failed = runAtTermFive(table, ctx -> {
+            Connection c = ctx.connection();
+            update(c, table, 1, "written before the refused calls", 5);
+            assertThat(catchThrowable(c::commit)).as("commit()").isInstanceOf(SQLException.class);
+            assertThat(catchThrowable(() -> c.rollback())).as("rollback()").isInstanceOf(SQLException.class);
+            assertThat(catchThrowable(() -> c.setAutoCommit(true))).as("setAutoCommit(true)")
+                    .isInstanceOf(SQLException.class);
+            assertThat(catchThrowable(() -> c.setTransactionIsolation(Connection.TRANSACTION_SERIALIZABLE)))
+                    .as("setTransactionIsolation").isInstanceOf(SQLException.class);
+            assertThat(catchThrowable(c::close)).as("close()").isInstanceOf(SQLException.class);
+            assertThat(catchThrowable(() -> c.abort(Runnable::run))).as("abort()").isInstanceOf(SQLException.class);
+            throw new IllegalStateException("the work fails after its write");
+        });
+        assertThat(failed).hasMessage("the work fails after its write");
         assertThat(note(table, 1)).as("row 1 after the work failed").isEqualTo("initial");
     }
 
     /**
-     * The guard on {@link FencedContext#connection()} covers the Connection's own methods only. The objects it hands
-     * out lead back to the pool's connection ({@code unwrap}, {@code Statement.getConnection()},
-     * {@code DatabaseMetaData.getConnection()}), and a plain {@code COMMIT} statement ends the transaction on the
+     * The objects {@link FencedContext#connection()} hands out lead back to a connection ({@code unwrap},
+     * {@code Statement.getConnection()}, {@code ResultSet.getStatement()}, {@code DatabaseMetaData.getConnection()},
+     * {@code Array.getResultSet()}): that way must lead to the guarded view, never to the pool's connection, whose
+     * {@code commit()} would commit the work's first writes on their own.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"unwrapConnection", "unwrapPgConnectionClass", "unwrapBaseConnection",
+        "statementGetConnection", "resultSetGetStatement", "metaDataGetConnection", "arrayResultSet"})
+    void objectsReachedFromTheConnectionCannotCommitPartOfAFencedTransaction(String route) {
+        String table = table("partial_" + route.toLowerCase());
+        Throwable failed = runAtTermFive(table, ctx -> {
+            Connection c = ctx.connection();
+            update(c, table, 1, "committed by the work itself via " + route, 5);
+            Throwable commit = catchThrowable(() -> reachedConnection(c, route).commit());
+            assertThat(commit).as("commit() via %s", route).isInstanceOf(SQLException.class);
+            throw new IllegalStateException("the work fails after its write");
+        });
+        assertThat(failed).hasMessage("the work fails after its write");
+        assertThat(note(table, 1)).as("row 1 after the work (which tried to commit via %s) failed", route)
+                .isEqualTo("initial");
+    }
+
+    private static Connection reachedConnection(Connection c, String route) throws SQLException {
+        switch (route) {
+            case "unwrapConnection":
+                return c.unwrap(Connection.class);
+            case "unwrapPgConnectionClass":
+                return c.unwrap(org.postgresql.jdbc.PgConnection.class);
+            case "unwrapBaseConnection":
+                return c.unwrap(org.postgresql.core.BaseConnection.class);
+            case "statementGetConnection":
+                return c.createStatement().getConnection();
+            case "resultSetGetStatement":
+                return c.createStatement().executeQuery("SELECT 1").getStatement().getConnection();
+            case "metaDataGetConnection":
+                return c.getMetaData().getConnection();
+            default:
+                try (Statement s = c.createStatement();
+                     java.sql.ResultSet rs = s.executeQuery("SELECT ARRAY[1, 2]")) {
+                    rs.next();
+                    return rs.getArray(1).getResultSet().getStatement().getConnection();
+                }
+        }
+    }
+
+    /**
+     * A COMMIT statement through the connection (or {@code dsl().execute("COMMIT")}) ends the transaction on the
      * server: the work's first write is committed on its own, and the writer's rollback only undoes what came after.
      */
-    @Disabled("hole: ctx.connection() can commit part of a fenced transaction (unwrap, Statement/DatabaseMetaData"
-            + ".getConnection(), or a COMMIT statement); the writer then rolls back only the rest")
-    @ParameterizedTest(name = "{0}")
-    @ValueSource(strings = {"unwrap", "statementGetConnection", "metaDataGetConnection", "commitStatement"})
-    void connectionCannotCommitPartOfAFencedTransaction(String route) {
-        String table = table("partial_" + route.toLowerCase());
-        FencingToken t5 = FencingToken.of(resourceOf(table), 5, "a");
-        try (HikariDataSource pool = pool("leader-a")) {
-            FencedWriter writer = FencedWriter.create(pool, FencedWriterConfig.defaults());
-            Throwable failed = catchThrowable(() -> writer.run(t5, ctx -> {
-                Connection c = ctx.connection();
-                update(c, table, 1, "committed by the work itself via " + route, 5);
-                switch (route) {
-                    case "unwrap" -> c.unwrap(Connection.class).commit();
-                    case "statementGetConnection" -> {
-                        try (Statement s = c.createStatement()) {
-                            s.getConnection().commit();
-                        }
-                    }
-                    case "metaDataGetConnection" -> c.getMetaData().getConnection().commit();
-                    default -> execute(c, "COMMIT");
-                }
-                throw new IllegalStateException("the work fails after its write");
-            }));
-            assertThat(failed).isNotNull();
-        }
-        assertThat(note(table, 1)).as("row 1 after the work (which ended its transaction via %s) failed", route)
-                .isEqualTo("initial");
+    @Disabled("hole: a COMMIT statement through ctx.connection() or ctx.dsl() commits the work's first writes on"
+            + " their own; the writer then rolls back only the rest")
+    @Test
+    void commitStatementCannotCommitPartOfAFencedTransaction() {
+        String table = table("partial_commit_statement");
+        Throwable failed = runAtTermFive(table, ctx -> {
+            update(ctx.connection(), table, 1, "committed by the work's COMMIT statement", 5);
+            execute(ctx.connection(), "COMMIT");
+            throw new IllegalStateException("the work fails after its write");
+        });
+        assertThat(failed).hasMessage("the work fails after its write");
+        assertThat(note(table, 1)).as("row 1 after the work failed").isEqualTo("initial");
     }
 
     /**
@@ -190,18 +231,14 @@ class FencedConnectionReviewIT {
     void workEndingItsTransactionWithACommitStatementCannotPersistWritesOfATransactionRejectedAsDeposed() {
         String table = table("split_deposed");
         String resource = resourceOf(table);
-        FencingToken t5 = FencingToken.of(resource, 5, "a");
-        try (HikariDataSource pool = pool("leader-a")) {
-            FencedWriter writer = FencedWriter.create(pool, FencedWriterConfig.defaults());
-            Throwable rejected = catchThrowable(() -> writer.run(t5, ctx -> {
-                Connection c = ctx.connection();
-                update(c, table, 1, "term 5, before its own COMMIT", 5);
-                execute(c, "COMMIT");
-                advance(resource, 6);
-                update(c, table, 2, "term 5, after the advance to 6", 5);
-            }));
-            assertThat(rejected).isInstanceOf(StaleTermException.class);
-        }
+        Throwable rejected = runAtTermFive(table, ctx -> {
+            Connection c = ctx.connection();
+            update(c, table, 1, "term 5, before its own COMMIT", 5);
+            execute(c, "COMMIT");
+            advance(resource, 6);
+            update(c, table, 2, "term 5, after the advance to 6", 5);
+        });
+        assertThat(rejected).isInstanceOf(StaleTermException.class);
         assertThat(mark(db, resource)).isEqualTo(6);
         assertThat(note(table, 2)).isEqualTo("initial");
         assertThat(note(table, 1)).as("row 1 of a transaction reported as rejected (StaleTermException)")
@@ -404,18 +441,14 @@ class FencedConnectionReviewIT {
     void deposedWorkThatSwallowsItsConnectionLossIsRejectedAndAuditedOnce() {
         String table = table("swallowed_loss");
         String resource = resourceOf(table);
-        FencingToken t5 = FencingToken.of(resource, 5, "a");
-        try (HikariDataSource pool = pool("leader-a")) {
-            FencedWriter writer = FencedWriter.create(pool, FencedWriterConfig.defaults());
-            Throwable rejected = catchThrowable(() -> writer.run(t5, ctx -> {
-                Connection c = ctx.connection();
-                update(c, table, 1, "term 5", 5);
-                advance(resource, 6);
-                Throwable lost = catchThrowable(() -> update(c, table, 2, "term 5 after 6", 5));
-                assertThat(AdversaryRole.connectionLost(lost)).as("%s", lost).isTrue();
-            }));
-            assertThat(rejected).isInstanceOf(StaleTermException.class);
-        }
+        Throwable rejected = runAtTermFive(table, ctx -> {
+            Connection c = ctx.connection();
+            update(c, table, 1, "term 5", 5);
+            advance(resource, 6);
+            Throwable lost = catchThrowable(() -> update(c, table, 2, "term 5 after 6", 5));
+            assertThat(AdversaryRole.connectionLost(lost)).as("%s", lost).isTrue();
+        });
+        assertThat(rejected).isInstanceOf(StaleTermException.class);
         assertThat(note(table, 1)).isEqualTo("initial");
         assertThat(audits(resource, 5)).isEqualTo(1);
     }
@@ -462,12 +495,7 @@ class FencedConnectionReviewIT {
             try (Connection c = pool.getConnection()) {
                 String key = Fixtures.text(db, "SELECT lock_key FROM fencing.high_water_mark WHERE resource = '"
                         + resource + "'");
-                assertThat(query(c, "SELECT coalesce(current_setting('fencing.entered_" + key + "', true), '')"
-                        + " || '|' || coalesce(current_setting('fencing.term', true), '')"
-                        + " || '|' || coalesce(current_setting('fencing.resource', true), '')"
-                        + " || '|' || (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'"
-                        + " AND pid = pg_backend_pid())"
-                        + " || '|' || (SELECT count(*) FROM pg_class WHERE relname = 'fencing_warm_up')"))
+                assertThat(sessionLeftovers(c, key))
                         .as("entered|term|resource|advisory locks|warm-up tables on the pooled session").isEqualTo("|||0|0");
                 Throwable unfenced = catchThrowable(() -> execute(c,
                         "UPDATE " + table + " SET note = 'unfenced after warm-up' WHERE id = 1"));
@@ -528,12 +556,7 @@ class FencedConnectionReviewIT {
             writer.warmUp(resource);
             try (Connection next = bouncer.connection(db.name())) {
                 assertThat(AdversaryRole.backendPid(next)).as("the one server session").isEqualTo(warmedPid);
-                assertThat(query(next, "SELECT coalesce(current_setting('fencing.entered_" + key + "', true), '')"
-                        + " || '|' || coalesce(current_setting('fencing.term', true), '')"
-                        + " || '|' || coalesce(current_setting('fencing.resource', true), '')"
-                        + " || '|' || (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'"
-                        + " AND pid = pg_backend_pid())"
-                        + " || '|' || (SELECT count(*) FROM pg_class WHERE relname = 'fencing_warm_up')"))
+                assertThat(sessionLeftovers(next, key))
                         .as("entered|term|resource|advisory locks|warm-up tables for the next client")
                         .isEqualTo("|||0|0");
                 Throwable unfenced = catchThrowable(() -> execute(next,
