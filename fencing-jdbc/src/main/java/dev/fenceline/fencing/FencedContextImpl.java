@@ -47,7 +47,24 @@ final class FencedContextImpl implements FencedContext {
 
     @Override
     public DSLContext dsl() {
+        checkBound();
         return dsl;
+    }
+
+    /**
+     * The jOOQ context is shared: its statements run on whatever fenced connection the thread has bound. Inside a
+     * nested fenced transaction that is the inner one, so an outer context's statements would run in, and commit
+     * with, the inner transaction, whatever becomes of the outer one. Refused instead.
+     */
+    private void checkBound() {
+        if (dsl.configuration().connectionProvider() instanceof CurrentConnectionProvider p) {
+            Connection bound = p.current();
+            if (bound != null && bound != fenced) {
+                throw new IllegalStateException("FencedContext of " + token + " used inside another fenced transaction"
+                        + " on this thread (a nested FencedWriter.transaction/run): its statements would run in, and"
+                        + " commit with, that transaction; use the inner work's FencedContext there");
+            }
+        }
     }
 
     @Override
@@ -71,16 +88,19 @@ final class FencedContextImpl implements FencedContext {
 
     @Override
     public <R extends Record> UpdateSetMoreStep<R> update(Table<R> table) {
+        checkBound();
         return dsl.update(table).set(FENCING_TERM, token.term());
     }
 
     @Override
     public <R extends Record> InsertSetMoreStep<R> insertInto(Table<R> table) {
+        checkBound();
         return dsl.insertInto(table).set(FENCING_TERM, token.term());
     }
 
     @Override
     public <R extends Record> DeleteUsingStep<R> deleteFrom(Table<R> table) {
+        checkBound();
         return dsl.deleteFrom(table);
     }
 

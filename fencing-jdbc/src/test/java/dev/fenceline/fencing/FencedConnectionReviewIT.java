@@ -245,6 +245,40 @@ class FencedConnectionReviewIT {
                 .isEqualTo("initial");
     }
 
+    /**
+     * The work of a nested fenced transaction (same thread) uses the outer work's context by mistake. Its statements
+     * must not run in the inner transaction: they would commit with it although the outer transaction rolls back.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"dsl", "update", "insertInto", "deleteFrom"})
+    void outerContextUsedInsideANestedTransactionCannotCommitWithIt(String call) {
+        String table = table("nested_" + call.toLowerCase());
+        org.jooq.Table<org.jooq.Record> t = org.jooq.impl.DSL.table(org.jooq.impl.DSL.name(table));
+        org.jooq.Field<Long> id = org.jooq.impl.DSL.field(org.jooq.impl.DSL.name("id"), Long.class);
+        org.jooq.Field<String> noteField = org.jooq.impl.DSL.field(org.jooq.impl.DSL.name("note"), String.class);
+        FencingToken t5 = FencingToken.of(resourceOf(table), 5, "a");
+        try (HikariDataSource pool = Databases.dataSource(DatabaseConfig.builder(db.jdbcUrl())
+                .username(adversary.name()).maximumPoolSize(2).poolName("nested-" + TABLES.incrementAndGet())
+                .build())) {
+            FencedWriter writer = FencedWriter.create(pool, FencedWriterConfig.defaults());
+            Throwable failed = catchThrowable(() -> writer.run(t5, outer -> {
+                catchThrowable(() -> writer.run(t5, inner -> {
+                    switch (call) {
+                        case "dsl" -> outer.dsl().execute("UPDATE " + table + " SET note = 'outer, via inner' WHERE id = 1");
+                        case "update" -> outer.update(t).set(noteField, "outer, via inner").where(id.eq(1L)).execute();
+                        case "insertInto" -> outer.insertInto(t).set(id, 4L).set(noteField, "outer, via inner").execute();
+                        default -> outer.deleteFrom(t).where(id.eq(1L)).execute();
+                    }
+                }));
+                throw new IllegalStateException("the outer work fails");
+            }));
+            assertThat(failed).hasMessage("the outer work fails");
+        }
+        assertThat(Fixtures.text(db, "SELECT string_agg(id || ':' || note, ',' ORDER BY id) FROM " + table))
+                .as("rows after the outer transaction (whose context %s() was used in the inner one) failed", call)
+                .isEqualTo("1:initial,2:initial,3:initial");
+    }
+
     // ---- escaping the work ----------------------------------------------------------------------------------
 
     @Test
