@@ -4,9 +4,16 @@ import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
+import java.sql.Array;
+import java.sql.CallableStatement;
 import java.sql.Connection;
+import java.sql.DatabaseMetaData;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.sql.Wrapper;
+import java.util.List;
 import java.util.Set;
 import org.jooq.DSLContext;
 import org.jooq.DeleteUsingStep;
@@ -25,6 +32,10 @@ final class FencedContextImpl implements FencedContext {
     /** Calls that would end or reshape the writer's transaction behind its back. */
     private static final Set<String> WRITERS_CALLS = Set.of("commit", "rollback", "setAutoCommit",
             "setTransactionIsolation", "close", "abort");
+
+    /** Types that lead back to their connection, most specific first (for results declared as Object). */
+    private static final List<Class<?>> LEAD_BACK = List.of(CallableStatement.class, PreparedStatement.class,
+            Statement.class, ResultSet.class, Array.class, DatabaseMetaData.class);
 
     private final DSLContext dsl;
     private final FencingToken token;
@@ -179,6 +190,11 @@ final class FencedContextImpl implements FencedContext {
         }
         if (declared.isInterface() && declared.getPackageName().equals("java.sql")) {
             return wrap(declared, result);   // Statement, ResultSet, DatabaseMetaData, Array, Blob, Savepoint, ...
+        }
+        for (Class<?> type : LEAD_BACK) {    // declared as Object: getObject() of an array or a refcursor
+            if (type.isInstance(result)) {
+                return wrap(type, result);
+            }
         }
         return result;
     }

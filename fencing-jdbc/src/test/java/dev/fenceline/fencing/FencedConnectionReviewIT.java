@@ -163,7 +163,8 @@ class FencedConnectionReviewIT {
      */
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {"unwrapConnection", "unwrapPgConnectionClass", "unwrapBaseConnection",
-        "statementGetConnection", "resultSetGetStatement", "metaDataGetConnection", "arrayResultSet"})
+        "statementGetConnection", "resultSetGetStatement", "metaDataGetConnection", "arrayResultSet",
+        "arrayAsObjectResultSet"})
     void objectsReachedFromTheConnectionCannotCommitPartOfAFencedTransaction(String route) {
         String table = table("partial_" + route.toLowerCase());
         Throwable failed = runAtTermFive(table, ctx -> {
@@ -196,7 +197,9 @@ class FencedConnectionReviewIT {
                 try (Statement s = c.createStatement();
                      java.sql.ResultSet rs = s.executeQuery("SELECT ARRAY[1, 2]")) {
                     rs.next();
-                    return rs.getArray(1).getResultSet().getStatement().getConnection();
+                    java.sql.Array array = route.equals("arrayResultSet") ? rs.getArray(1)
+                            : (java.sql.Array) rs.getObject(1);
+                    return array.getResultSet().getStatement().getConnection();
                 }
         }
     }
