@@ -205,10 +205,9 @@ class FencedConnectionReviewIT {
     }
 
     /**
-     * A COMMIT statement through the connection (or {@code dsl().execute("COMMIT")}) ends the transaction on the
-     * server: the work's first write is committed on its own, and the writer's rollback only undoes what came after.
+     * A COMMIT statement through the connection ends the transaction on the server: the work's first write is committed on its own, and the writer's rollback only undoes what came after.
      */
-    @Disabled("hole: a COMMIT statement through ctx.connection() or ctx.dsl() commits the work's first writes on"
+    @Disabled("hole: a COMMIT statement through ctx.connection() commits the work's first writes on"
             + " their own; the writer then rolls back only the rest")
     @Test
     void commitStatementCannotCommitPartOfAFencedTransaction() {
