@@ -27,6 +27,11 @@ final class CurrentConnectionProvider implements ConnectionProvider {
         }
     }
 
+    /** The connection bound to this thread (null: none). */
+    Connection current() {
+        return current.get();
+    }
+
     @Override
     public Connection acquire() {
         Connection c = current.get();

@@ -4,8 +4,16 @@ import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
+import java.sql.Array;
+import java.sql.CallableStatement;
 import java.sql.Connection;
+import java.sql.DatabaseMetaData;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
+import java.sql.Wrapper;
+import java.util.List;
 import java.util.Set;
 import org.jooq.DSLContext;
 import org.jooq.DeleteUsingStep;
@@ -24,6 +32,10 @@ final class FencedContextImpl implements FencedContext {
     /** Calls that would end or reshape the writer's transaction behind its back. */
     private static final Set<String> WRITERS_CALLS = Set.of("commit", "rollback", "setAutoCommit",
             "setTransactionIsolation", "close", "abort");
+
+    /** Types that lead back to their connection, most specific first (for results declared as Object). */
+    private static final List<Class<?>> LEAD_BACK = List.of(CallableStatement.class, PreparedStatement.class,
+            Statement.class, ResultSet.class, Array.class, DatabaseMetaData.class);
 
     private final DSLContext dsl;
     private final FencingToken token;
@@ -46,14 +58,31 @@ final class FencedContextImpl implements FencedContext {
 
     @Override
     public DSLContext dsl() {
+        checkBound();
         return dsl;
+    }
+
+    /**
+     * The jOOQ context is shared: its statements run on whatever fenced connection the thread has bound. Inside a
+     * nested fenced transaction that is the inner one, so an outer context's statements would run in, and commit
+     * with, the inner transaction, whatever becomes of the outer one. Refused instead.
+     */
+    private void checkBound() {
+        if (dsl.configuration().connectionProvider() instanceof CurrentConnectionProvider p) {
+            Connection bound = p.current();
+            if (bound != null && bound != fenced) {
+                throw new IllegalStateException("FencedContext of " + token + " used inside another fenced transaction"
+                        + " on this thread (a nested FencedWriter.transaction/run): its statements would run in, and"
+                        + " commit with, that transaction; use the inner work's FencedContext there");
+            }
+        }
     }
 
     @Override
     public Connection connection() {
         if (view == null) {   // created on first use only: the jOOQ-only hot path allocates no proxy
             view = (Connection) Proxy.newProxyInstance(Connection.class.getClassLoader(),
-                    new Class<?>[] {Connection.class}, new GuardedConnection());
+                    new Class<?>[] {Connection.class}, new Guarded(fenced, true));
         }
         return view;
     }
@@ -70,21 +99,39 @@ final class FencedContextImpl implements FencedContext {
 
     @Override
     public <R extends Record> UpdateSetMoreStep<R> update(Table<R> table) {
+        checkBound();
         return dsl.update(table).set(FENCING_TERM, token.term());
     }
 
     @Override
     public <R extends Record> InsertSetMoreStep<R> insertInto(Table<R> table) {
+        checkBound();
         return dsl.insertInto(table).set(FENCING_TERM, token.term());
     }
 
     @Override
     public <R extends Record> DeleteUsingStep<R> deleteFrom(Table<R> table) {
+        checkBound();
         return dsl.deleteFrom(table);
     }
 
-    /** The fenced connection minus the calls that belong to the writer, usable only by the work while it runs. */
-    private final class GuardedConnection implements InvocationHandler {
+    /**
+     * The fenced connection minus the calls that belong to the writer, usable only by the work while it runs; and,
+     * with the same rules, every JDBC object reached from it. Statements, result sets, metadata, arrays and LOBs lead
+     * back to their connection ({@code getConnection()}, {@code getStatement()}, {@code unwrap}): handed out bare,
+     * they would lead to the pool's connection, whose {@code commit()} is not refused. So they are handed out wrapped,
+     * their way back leads to this view, and {@code unwrap} gives interfaces only, wrapped too. (A COMMIT statement
+     * still ends the transaction on the server: that is SQL, which no wrapper can refuse.)
+     */
+    private final class Guarded implements InvocationHandler {
+        private final Object target;
+        private final boolean connection;
+
+        Guarded(Object target, boolean connection) {
+            this.target = target;
+            this.connection = connection;
+        }
+
         @Override
         public Object invoke(Object proxy, Method method, Object[] args) throws Throwable {
             String name = method.getName();
@@ -92,7 +139,8 @@ final class FencedContextImpl implements FencedContext {
                 return switch (name) {
                     case "equals" -> proxy == args[0];
                     case "hashCode" -> System.identityHashCode(proxy);
-                    default -> "FencedContext.connection() of " + token;
+                    default -> connection ? "FencedContext.connection() of " + token
+                            : target.getClass().getSimpleName() + " of FencedContext.connection() of " + token;
                 };
             }
             if (Thread.currentThread() != owner || ended) {
@@ -100,15 +148,81 @@ final class FencedContextImpl implements FencedContext {
                         + " thread: it is bound to the thread running the work of FencedWriter.transaction/run");
             }
             boolean rollbackToSavepoint = name.equals("rollback") && args != null && args.length == 1;
-            if (WRITERS_CALLS.contains(name) && !rollbackToSavepoint) {
+            if (connection && WRITERS_CALLS.contains(name) && !rollbackToSavepoint) {
                 throw new SQLException("FencedContext.connection()." + name + "(...) is not allowed: the fenced writer"
                         + " commits, rolls back and returns the connection itself (throw from the work to roll back)");
             }
+            if (name.equals("unwrap") && args != null && args.length == 1 && args[0] instanceof Class<?> iface) {
+                return unwrap(proxy, iface);
+            }
+            if (name.equals("isWrapperFor") && args != null && args.length == 1 && args[0] instanceof Class<?> iface) {
+                return iface.isInstance(proxy) || iface.isInterface() && ((Wrapper) target).isWrapperFor(iface);
+            }
+            Object result;
             try {
-                return method.invoke(fenced, args);
+                result = method.invoke(target, bare(args));
             } catch (InvocationTargetException e) {
                 throw e.getCause();
             }
+            return handedOut(method.getReturnType(), result);
         }
+
+        private Object unwrap(Object proxy, Class<?> iface) throws SQLException {
+            if (iface.isInstance(proxy)) {
+                return proxy;
+            }
+            if (!iface.isInterface()) {
+                throw new SQLException("FencedContext.connection(): unwrap(" + iface.getName() + ") is not allowed,"
+                        + " only interfaces (e.g. org.postgresql.PGConnection): the driver's classes lead to the"
+                        + " pool's connection, whose commit and rollback belong to the fenced writer");
+            }
+            return wrap(iface, ((Wrapper) target).unwrap(iface));
+        }
+    }
+
+    /** What a call returns to the work: its connection is the view; objects that lead back to it are wrapped. */
+    private Object handedOut(Class<?> declared, Object result) {
+        if (result == null) {
+            return null;
+        }
+        if (result instanceof Connection) {
+            return connection();
+        }
+        if (declared.isInterface() && declared.getPackageName().equals("java.sql")) {
+            return wrap(declared, result);   // Statement, ResultSet, DatabaseMetaData, Array, Blob, Savepoint, ...
+        }
+        for (Class<?> type : LEAD_BACK) {    // declared as Object: getObject() of an array or a refcursor
+            if (type.isInstance(result)) {
+                return wrap(type, result);
+            }
+        }
+        return result;
+    }
+
+    private Object wrap(Class<?> iface, Object target) {
+        if (target instanceof Connection) {
+            // e.g. PGConnection: only that interface's methods, refused like the view's
+            return iface == Connection.class ? connection()
+                    : Proxy.newProxyInstance(iface.getClassLoader(), new Class<?>[] {iface}, new Guarded(target, true));
+        }
+        return Proxy.newProxyInstance(iface.getClassLoader(), new Class<?>[] {iface}, new Guarded(target, false));
+    }
+
+    /** Arguments handed back to the driver (e.g. a Savepoint, an Array) are the driver's own objects again. */
+    private static Object[] bare(Object[] args) {
+        if (args == null) {
+            return null;
+        }
+        Object[] out = args;
+        for (int i = 0; i < args.length; i++) {
+            Object a = args[i];
+            if (a != null && Proxy.isProxyClass(a.getClass()) && Proxy.getInvocationHandler(a) instanceof Guarded g) {
+                if (out == args) {
+                    out = args.clone();
+                }
+                out[i] = g.target;
+            }
+        }
+        return out;
     }
 }
