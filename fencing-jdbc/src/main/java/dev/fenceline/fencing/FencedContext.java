@@ -35,7 +35,11 @@ public interface FencedContext {
      * <p>The writer owns the transaction: {@code commit()}, {@code rollback()}, {@code setAutoCommit(...)},
      * {@code setTransactionIsolation(...)}, {@code close()} and {@code abort(...)} throw {@link java.sql.SQLException}
      * (savepoints are allowed). Like {@link #dsl()}, bound to the thread running the work and to the work's duration:
-     * any call after the work returned, or from another thread, throws {@link java.sql.SQLException}.
+     * any call after the work returned, or from another thread, throws {@link java.sql.SQLException}. Objects reached
+     * from it lead back to this view; {@code unwrap} gives guarded interfaces only. SQL that ends the transaction
+     * ({@code COMMIT}, {@code ROLLBACK}, {@code PREPARE TRANSACTION}) cannot be refused: the writer reports a
+     * transaction found ended or failed at commit time with {@link IllegalStateException}, but what such SQL committed
+     * stays committed.
      */
     Connection connection();
 
