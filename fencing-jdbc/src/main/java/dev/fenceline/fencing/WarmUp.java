@@ -4,6 +4,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Savepoint;
 import java.sql.Statement;
 import org.jooq.DSLContext;
 import org.jooq.Field;
@@ -15,7 +16,7 @@ import org.jooq.impl.SQLDataType;
 /**
  * The first fenced commit's one-time costs, paid inside a transaction the caller rolls back. Nothing persists and
  * nothing outside this transaction is affected: no mark moves, no term is entered beyond the transaction, no audit row
- * is written, no other session is terminated.
+ * is written, no other session is terminated (the advance's path is only read, see {@link #advancePath}).
  */
 final class WarmUp {
     /** Schema-qualified like most applications' tables, so jOOQ's schema mapping is loaded too. */
@@ -24,6 +25,32 @@ final class WarmUp {
     private static final Field<String> NOTE = DSL.field(DSL.name("note"), SQLDataType.VARCHAR);
 
     private WarmUp() {
+    }
+
+    /**
+     * The new leader's first statement advances the mark, and in a server session that never ran an advance a good part
+     * of its time goes to compiling the functions and loading the catalogs they read (see docs/benchmarks.md, "first
+     * commit after winning"). With {@code fencing.warm_up} on, the server reads what an advance reads and refuses with
+     * FL012 before it takes a lock, terminates a session or changes anything (see {@code fencing.advance}, step 0).
+     * Inside a savepoint, so the refusal (or any other) leaves the rest of the warm-up's transaction usable.
+     */
+    private static void advancePath(Connection c, String resource, long nextTerm) throws SQLException {
+        Savepoint savepoint = c.setSavepoint();
+        try {
+            try (Statement st = c.createStatement()) {
+                st.execute("SELECT set_config('fencing.warm_up', 'on', true)");
+            }
+            try (PreparedStatement ps = c.prepareStatement("SELECT fencing.enter_transaction(?, ?, NULL)")) {
+                ps.setString(1, resource);
+                ps.setLong(2, nextTerm);
+                ps.executeQuery().close();
+            }
+        } catch (SQLException expected) {
+            // FL012 when the path was read; anything else (e.g. FL011 under a stricter default isolation) only means
+            // less was warmed
+        } finally {
+            c.rollback(savepoint);    // also turns fencing.warm_up off again
+        }
     }
 
     static void run(Connection c, DSLContext workDsl, CurrentConnectionProvider current, FencingToken token)
@@ -48,6 +75,7 @@ final class WarmUp {
                 ps.setLong(2, mark);
                 ps.executeQuery().close();
             }
+            advancePath(c, token.resource(), mark + 1);
         }
         try (PreparedStatement ps = c.prepareStatement(
                 "SELECT set_config('fencing.term', ?, true), set_config('fencing.resource', ?, true)")) {
