@@ -122,7 +122,7 @@ BEGIN
     -- A session entering must never be prepared: PREPARE keeps the session setting like a commit, while ROLLBACK
     -- PREPARED drops the registration, leaving an entered backend nobody knows of. PostgreSQL refuses to PREPARE a
     -- transaction that touched a temporary table, and no client can take that back (unlike a lock it can release),
-    -- so the entering touches one.
+    -- so the entering touches one. (The writer's warm start creates the same table ahead, in session scope only.)
     IF pg_catalog.to_regclass('pg_temp.fencing_session_entering') IS NULL THEN
       CREATE TEMPORARY TABLE fencing_session_entering (resource text);
     END IF;

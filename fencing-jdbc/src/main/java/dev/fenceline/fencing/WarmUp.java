@@ -14,7 +14,8 @@ import org.jooq.impl.DSL;
 import org.jooq.impl.SQLDataType;
 
 /**
- * The first fenced commit's one-time costs, paid inside a transaction the caller rolls back. Nothing persists and
+ * The first fenced commit's one-time costs, paid inside a transaction the caller rolls back. Nothing persists (but,
+ * in session scope, the empty temporary table every session entering leaves: {@link #sessionEnteringTable}) and
  * nothing outside this transaction is affected: no mark moves, no term is entered beyond the transaction, no audit row
  * is written, no other session is terminated (the advance's path is only read, see {@link #advancePath}).
  */
@@ -50,6 +51,19 @@ final class WarmUp {
             // less was warmed
         } finally {
             c.rollback(savepoint);    // also turns fencing.warm_up off again
+        }
+    }
+
+    /**
+     * Session scope only, committed (autocommit): the empty temporary table that {@code fencing.mark_entered()} creates
+     * at a server session's first session-scope entering, so that the new leader's first entering does not pay for it
+     * (catalog writes and a new file: the largest single step of the first entering on a loaded machine). The same
+     * definition as there; it is what that entering would leave on this session anyway. Behind a transaction pooler
+     * (transaction scope) nothing is left on a server session.
+     */
+    static void sessionEnteringTable(Connection c) throws SQLException {
+        try (Statement st = c.createStatement()) {
+            st.execute("CREATE TEMPORARY TABLE IF NOT EXISTS fencing_session_entering (resource text)");
         }
     }
 
