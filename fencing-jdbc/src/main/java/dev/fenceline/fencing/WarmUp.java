@@ -71,12 +71,14 @@ final class WarmUp {
             throws SQLException {
         // The mark, as a task reads it before its first run.
         long mark = 0;
+        boolean registered = false;
         try (PreparedStatement ps = c.prepareStatement(
                 "SELECT highest_accepted FROM fencing.high_water_mark WHERE resource = ?")) {
             ps.setString(1, token.resource());
             try (ResultSet rs = ps.executeQuery()) {
                 if (rs.next()) {
                     mark = rs.getLong(1);
+                    registered = true;
                 }
             }
         }
@@ -89,7 +91,9 @@ final class WarmUp {
                 ps.setLong(2, mark);
                 ps.executeQuery().close();
             }
-            advancePath(c, token.resource(), mark + 1);
+        }
+        if (registered) {
+            advancePath(c, token.resource(), mark + 1);     // also for a resource's first term (mark 0)
         }
         try (PreparedStatement ps = c.prepareStatement(
                 "SELECT set_config('fencing.term', ?, true), set_config('fencing.resource', ?, true)")) {
