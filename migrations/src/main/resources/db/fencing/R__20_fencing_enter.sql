@@ -21,7 +21,8 @@
 --    (4) waits until no PREPARED transaction holds a write lock on a protected table of the resource or the
 --    resource's advisory lock. Terminating a backend aborts its open transaction; one that already reached commit
 --    committed before the backend exited, i.e. before the advance commits. Every wait is bounded by what is left
---    of advance_timeout; past it FL005 and nothing changed.
+--    of advance_timeout; past it FL005 and nothing changed. (With fencing.warm_up = on, the writer's warm-up, an
+--    advance only reads and raises FL012 before step 1: no lock, no termination, no change.)
 --  * Hence, while a backend is alive with fencing.entered_<key> = t (either scope), the mark equals t. A transaction
 --    carrying term t commits only from such a backend (or, prepared, before the next advance), so no transaction of
 --    term t commits after a transaction of a higher term committed for the same resource.
@@ -37,6 +38,7 @@
 --   FL008 native guard unavailable                           FL009 term jump larger than max_term_jump
 --   FL010 fencing.term would advance a resource that fencing.resource does not name
 --   FL011 an advance asked for outside READ COMMITTED
+--   FL012 an advance asked for while fencing.warm_up is on (the writer's warm-up: read-only, nothing changed)
 --   55P03 (lock_not_available) protect_table/unprotect_table could not get its lock within lock_timeout
 --   42501 a term offered by a session user outside fencing_app
 --
@@ -120,7 +122,7 @@ BEGIN
     -- A session entering must never be prepared: PREPARE keeps the session setting like a commit, while ROLLBACK
     -- PREPARED drops the registration, leaving an entered backend nobody knows of. PostgreSQL refuses to PREPARE a
     -- transaction that touched a temporary table, and no client can take that back (unlike a lock it can release),
-    -- so the entering touches one.
+    -- so the entering touches one. (The writer's warm start creates the same table ahead, in session scope only.)
     IF pg_catalog.to_regclass('pg_temp.fencing_session_entering') IS NULL THEN
       CREATE TEMPORARY TABLE fencing_session_entering (resource text);
     END IF;
@@ -158,6 +160,27 @@ DECLARE
   v_prepared  text;
   v_left_ms   bigint;
 BEGIN
+  -- 0. A warm-up (fencing.warm_up = on, set by the writer's warm start in a transaction it rolls back): a new leader's
+  --    first advance runs in a server session that has never compiled these functions nor read the catalogs they
+  --    read, which costs more than the advance itself. Read what steps 1-5 read, lock and change nothing, terminate
+  --    no one, and fail (FL012) so that no caller can mistake it for an advance. This branch returns before step 1.
+  IF current_setting('fencing.warm_up', true) = 'on' THEN
+    PERFORM 1 FROM pg_locks l
+     WHERE l.locktype = 'advisory' AND l.database = v_db AND l.classid = c_ns::oid AND l.objid = p_key::oid
+       AND l.objsubid = 2 AND l.granted AND l.pid IS DISTINCT FROM pg_backend_pid();
+    SELECT highest_accepted, leader_id INTO v_mark, v_holder FROM fencing.high_water_mark WHERE resource = p_resource;
+    PERFORM pg_stat_clear_snapshot();
+    PERFORM e.pid FROM fencing.entered_session e JOIN pg_stat_activity a ON a.pid = e.pid
+      WHERE e.resource = p_resource AND e.pid <> pg_backend_pid()
+        AND (e.backend_start IS NULL OR a.backend_start IS NULL OR a.backend_start = e.backend_start);
+    v_prepared := fencing.prepared_holding(p_resource, p_key, true);
+    PERFORM 1 FROM fencing.term_history h WHERE h.resource = p_resource AND h.term = p_term;
+    RAISE EXCEPTION USING ERRCODE = 'FL012',
+      MESSAGE = format('fencing: %s was not advanced to term %s: fencing.warm_up is on (a warm-up only reads the advance''s path)',
+                       p_resource, p_term),
+      HINT = 'Unset fencing.warm_up to advance.';
+  END IF;
+
   -- 1. The exclusive lock: no other backend holds the shared one (session- or transaction-level) once we have it.
   LOOP
     EXIT WHEN pg_try_advisory_xact_lock(c_ns, p_key::integer);

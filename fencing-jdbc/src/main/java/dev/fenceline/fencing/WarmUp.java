@@ -4,6 +4,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Savepoint;
 import java.sql.Statement;
 import org.jooq.DSLContext;
 import org.jooq.Field;
@@ -13,9 +14,10 @@ import org.jooq.impl.DSL;
 import org.jooq.impl.SQLDataType;
 
 /**
- * The first fenced commit's one-time costs, paid inside a transaction the caller rolls back. Nothing persists and
+ * The first fenced commit's one-time costs, paid inside a transaction the caller rolls back. Nothing persists (but,
+ * in session scope, the empty temporary table every session entering leaves: {@link #sessionEnteringTable}) and
  * nothing outside this transaction is affected: no mark moves, no term is entered beyond the transaction, no audit row
- * is written, no other session is terminated.
+ * is written, no other session is terminated (the advance's path is only read, see {@link #advancePath}).
  */
 final class WarmUp {
     /** Schema-qualified like most applications' tables, so jOOQ's schema mapping is loaded too. */
@@ -26,16 +28,57 @@ final class WarmUp {
     private WarmUp() {
     }
 
+    /**
+     * The new leader's first statement advances the mark, and in a server session that never ran an advance a good part
+     * of its time goes to compiling the functions and loading the catalogs they read (see docs/benchmarks.md, "first
+     * commit after winning"). With {@code fencing.warm_up} on, the server reads what an advance reads and refuses with
+     * FL012 before it takes a lock, terminates a session or changes anything (see {@code fencing.advance}, step 0).
+     * Inside a savepoint, so the refusal (or any other) leaves the rest of the warm-up's transaction usable.
+     */
+    private static void advancePath(Connection c, String resource, long nextTerm) throws SQLException {
+        Savepoint savepoint = c.setSavepoint();
+        try {
+            try (Statement st = c.createStatement()) {
+                st.execute("SELECT set_config('fencing.warm_up', 'on', true)");
+            }
+            try (PreparedStatement ps = c.prepareStatement("SELECT fencing.enter_transaction(?, ?, NULL)")) {
+                ps.setString(1, resource);
+                ps.setLong(2, nextTerm);
+                ps.executeQuery().close();
+            }
+        } catch (SQLException expected) {
+            // FL012 when the path was read; anything else (e.g. FL011 under a stricter default isolation) only means
+            // less was warmed
+        } finally {
+            c.rollback(savepoint);    // also turns fencing.warm_up off again
+        }
+    }
+
+    /**
+     * Session scope only, committed (autocommit): the empty temporary table that {@code fencing.mark_entered()} creates
+     * at a server session's first session-scope entering, so that the new leader's first entering does not pay for it
+     * (catalog writes and a new file: the largest single step of the first entering on a loaded machine). The same
+     * definition as there; it is what that entering would leave on this session anyway. Behind a transaction pooler
+     * (transaction scope) nothing is left on a server session.
+     */
+    static void sessionEnteringTable(Connection c) throws SQLException {
+        try (Statement st = c.createStatement()) {
+            st.execute("CREATE TEMPORARY TABLE IF NOT EXISTS fencing_session_entering (resource text)");
+        }
+    }
+
     static void run(Connection c, DSLContext workDsl, CurrentConnectionProvider current, FencingToken token)
             throws SQLException {
         // The mark, as a task reads it before its first run.
         long mark = 0;
+        boolean registered = false;
         try (PreparedStatement ps = c.prepareStatement(
                 "SELECT highest_accepted FROM fencing.high_water_mark WHERE resource = ?")) {
             ps.setString(1, token.resource());
             try (ResultSet rs = ps.executeQuery()) {
                 if (rs.next()) {
                     mark = rs.getLong(1);
+                    registered = true;
                 }
             }
         }
@@ -48,6 +91,9 @@ final class WarmUp {
                 ps.setLong(2, mark);
                 ps.executeQuery().close();
             }
+        }
+        if (registered) {
+            advancePath(c, token.resource(), mark + 1);     // also for a resource's first term (mark 0)
         }
         try (PreparedStatement ps = c.prepareStatement(
                 "SELECT set_config('fencing.term', ?, true), set_config('fencing.resource', ?, true)")) {

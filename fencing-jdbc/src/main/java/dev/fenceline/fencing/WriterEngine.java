@@ -128,6 +128,9 @@ final class WriterEngine {
                     rollbackQuietly(c);
                     c.setAutoCommit(true);
                 }
+                if (config.enterScope() == EnterScope.SESSION) {
+                    WarmUp.sessionEnteringTable(c);
+                }
                 return null;
             });
         } catch (SQLException e) {

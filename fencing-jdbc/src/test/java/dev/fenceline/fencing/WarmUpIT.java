@@ -5,9 +5,14 @@ import static dev.fenceline.fencing.Fixtures.ID;
 import static dev.fenceline.fencing.Fixtures.PAYMENT;
 import static dev.fenceline.fencing.Fixtures.count;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.fenceline.testkit.PostgresServer;
 import dev.fenceline.testkit.TestDatabase;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
 import dev.fenceline.testkit.junit.PostgresExtension;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -49,6 +54,50 @@ class WarmUpIT {
                     ctx -> ctx.insertInto(PAYMENT).set(ID, 3L).set(AMOUNT, 7L).execute());
             assertThat(count(db, "SELECT fencing_term FROM payment WHERE id = 3")).isEqualTo(4);
             assertThat(count(db, "SELECT count(*) FROM fencing.rejected_write")).isZero();
+        }
+    }
+
+    @Test
+    void anAdvanceAskedForWhileWarmingUpIsRefusedAndTerminatesNoOne(PostgresServer server) throws Exception {
+        try (TestDatabase db = server.createDatabase("warm_up_refused")) {
+            Fixtures.migrate(db);
+            Fixtures.createProtectedPaymentTable(db, "settlement");
+            refusesTheAdvance(db);
+        }
+    }
+
+    private static void refusesTheAdvance(TestDatabase db) throws Exception {
+        try (HikariDataSource leaderPool = Fixtures.pool(db, 1, "leader");
+             Connection next = Fixtures.connect(db)) {
+            FencedWriter leader = FencedWriter.create(leaderPool, FencedWriterConfig.defaults());
+            FencingToken token = FencingToken.of("settlement", 3, "a");
+            long leaderPid = leader.transaction(token, ctx -> {
+                ctx.insertInto(PAYMENT).set(ID, 1L).set(AMOUNT, 5L).execute();
+                return ctx.dsl().fetchSingle("SELECT pg_backend_pid()").get(0, Long.class);
+            });
+            String before = Fixtures.text(db, TRACES);
+
+            for (String enter : new String[] {"SELECT fencing.enter('settlement', 4, 'b')",
+                    "SELECT fencing.enter_transaction('settlement', 4, 'b')"}) {
+                next.setAutoCommit(false);
+                try (Statement st = next.createStatement()) {
+                    st.execute("SELECT set_config('fencing.warm_up', 'on', true)");
+                    assertThatThrownBy(() -> st.execute(enter)).as(enter)
+                            .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("FL012"));
+                } finally {
+                    next.rollback();
+                    next.setAutoCommit(true);
+                }
+            }
+
+            assertThat(Fixtures.text(db, TRACES)).as("mark/term history/audit/registrations/rows").isEqualTo(before);
+            assertThat(count(db, "SELECT count(*) FROM pg_stat_activity WHERE pid = " + leaderPid))
+                    .as("the leader's session is alive").isOne();
+            long pidAfter = leader.transaction(token, ctx -> {
+                ctx.insertInto(PAYMENT).set(ID, 2L).set(AMOUNT, 6L).execute();
+                return ctx.dsl().fetchSingle("SELECT pg_backend_pid()").get(0, Long.class);
+            });
+            assertThat(pidAfter).isEqualTo(leaderPid);
         }
     }
 }

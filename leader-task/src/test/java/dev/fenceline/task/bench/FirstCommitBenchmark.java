@@ -9,6 +9,7 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.Statement;
@@ -49,6 +50,17 @@ public final class FirstCommitBenchmark {
                  Statement s = c.createStatement()) {
                 s.execute("CREATE TABLE public.entry (id bigserial PRIMARY KEY, term bigint NOT NULL)");
                 s.execute("SELECT fencing.protect_table('public.entry', '" + resource + "')");
+            }
+            String serverLog = System.getProperty("bench.serverLog", "").trim();
+            if (!serverLog.isEmpty()) {
+                // Every statement's duration (COMMIT included: its WAL flush) and the server's LOG lines, e.g. a
+                // scratch copy of the fencing functions with RAISE LOG step timestamps; copied to bench.serverLog.
+                try (Connection c = server.superuserConnection(db.name()); Statement s = c.createStatement()) {
+                    s.execute("ALTER SYSTEM SET log_min_messages = 'log'");
+                    s.execute("ALTER SYSTEM SET log_min_duration_statement = 0");
+                    s.execute("ALTER SYSTEM SET log_line_prefix = '%m [%p] %a '");
+                    s.execute("SELECT pg_reload_conf()");
+                }
             }
             String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
             String cp = System.getProperty("java.class.path");
@@ -101,6 +113,10 @@ public final class FirstCommitBenchmark {
                             ms(sample[2]), ms(sample[3]), ms(sample[5]), ms(sample[6]), ms(sample[7]), ms(sample[9]), sample[8],
                             ms(sample[4]));
                 }
+            }
+            if (!serverLog.isEmpty()) {
+                Files.copy(server.logFile(), Path.of(serverLog), StandardCopyOption.REPLACE_EXISTING);
+                System.out.println("server log copied to " + serverLog);
             }
             System.out.printf("%nload average at the end: %s%n", Files.readString(Path.of("/proc/loadavg")).trim());
             System.out.println("| mode | n | first commit after winning p50 | p99 | max | wake p50 | mark+plan p50 |"
