@@ -97,8 +97,10 @@ public final class FencedWriter {
     /**
      * Warm start: pays the one-time costs of the first fenced commit now, before this process can win a term — the
      * pool's connections, the driver's and jOOQ's classes, the writer's prepared statements and the fence functions'
-     * plans on a pooled session — in a transaction that is rolled back. Writes nothing, advances no mark and enters no
-     * term. Returns how long it took.
+     * plans on a pooled session, including the advance's path (read only; {@code fencing.warm_up} makes it refuse with
+     * FL012) — in a transaction that is rolled back. Writes nothing, advances no mark and enters no term. In session
+     * scope it leaves one thing on that pooled session: the empty temporary table the first session entering creates
+     * anyway (it keeps such a transaction from being prepared). Returns how long it took.
      *
      * @throws FenceUnavailableException when the database cannot be reached (nothing happened)
      */
