@@ -36,10 +36,10 @@ public interface FencedContext {
      * {@code setTransactionIsolation(...)}, {@code close()} and {@code abort(...)} throw {@link java.sql.SQLException}
      * (savepoints are allowed). Like {@link #dsl()}, bound to the thread running the work and to the work's duration:
      * any call after the work returned, or from another thread, throws {@link java.sql.SQLException}. Objects reached
-     * from it lead back to this view; {@code unwrap} gives guarded interfaces only. SQL that ends the transaction
-     * ({@code COMMIT}, {@code ROLLBACK}, {@code PREPARE TRANSACTION}) cannot be refused: the writer reports a
-     * transaction found ended or failed at commit time with {@link IllegalStateException}, but what such SQL committed
-     * stays committed.
+     * from it lead back to this view; {@code unwrap} gives guarded interfaces only. SQL that would end the transaction
+     * ({@code COMMIT}, {@code ROLLBACK}, {@code PREPARE TRANSACTION}, {@code BEGIN}, ...) is refused with an
+     * {@link java.sql.SQLException} (SQLSTATE 0A000), here and through {@link #dsl()}; a transaction found failed or
+     * ended when the work returns is reported with {@link IllegalStateException}, never as committed.
      */
     Connection connection();
 

@@ -158,6 +158,11 @@ final class FencedContextImpl implements FencedContext {
                 throw new SQLException("FencedContext.connection() used outside its fenced transaction or on another"
                         + " thread: it is bound to the thread running the work of FencedWriter.transaction/run");
             }
+            if (args != null && args.length > 0 && args[0] instanceof String sql
+                    && (name.startsWith("execute") || name.equals("addBatch")
+                        || (connection && (name.startsWith("prepare") || name.equals("nativeSQL"))))) {
+                TransactionControl.refuse(sql, "FencedContext.connection()");
+            }
             boolean rollbackToSavepoint = name.equals("rollback") && args != null && args.length == 1;
             if (connection && WRITERS_CALLS.contains(name) && !rollbackToSavepoint) {
                 throw new SQLException("FencedContext.connection()." + name + "(...) is not allowed: the fenced writer"

@@ -57,7 +57,22 @@ final class WriterEngine {
     private final Map<String, Boolean> protectedTables = new ConcurrentHashMap<>();
     /** One jOOQ context for all transactions; its connection is the current thread's fenced connection. */
     private final CurrentConnectionProvider current = new CurrentConnectionProvider();
-    private final DSLContext workDsl = DSL.using(current, SQLDialect.POSTGRES, SETTINGS);
+    private final DSLContext workDsl = DSL.using(new org.jooq.impl.DefaultConfiguration().set(current)
+            .set(SQLDialect.POSTGRES).set(SETTINGS).set(new RefuseTransactionControl()));
+
+    /** The work's jOOQ statements may not end the fenced transaction either ({@link TransactionControl}). */
+    private static final class RefuseTransactionControl implements org.jooq.ExecuteListener {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public void executeStart(org.jooq.ExecuteContext ctx) {
+            try {
+                TransactionControl.refuse(ctx.sql(), "FencedContext.dsl()");
+            } catch (SQLException e) {
+                throw new org.jooq.exception.DataAccessException(e.getMessage(), e);
+            }
+        }
+    }
 
     WriterEngine(DataSource dataSource, FencedWriterConfig config) {
         this.dataSource = Objects.requireNonNull(dataSource, "dataSource");

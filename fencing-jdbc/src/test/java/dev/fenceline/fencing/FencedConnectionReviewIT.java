@@ -205,46 +205,56 @@ class FencedConnectionReviewIT {
     }
 
     /**
-     * A COMMIT statement through the connection ends the transaction on the server: the work's first write is committed on its own, and the writer's rollback only undoes what came after.
+     * SQL that would end the transaction (here COMMIT, then the work fails) is refused before it reaches the server,
+     * through the connection's statements, its prepared statements and jOOQ alike: nothing of the work is committed.
      */
-    @Disabled("limit, documented: a COMMIT statement sent as SQL ends the transaction on the server; the writer cannot"
-            + " refuse SQL text, and the work failed before the writer's commit-time check")
-    @Test
-    void commitStatementCannotCommitPartOfAFencedTransaction() {
-        String table = table("partial_commit_statement");
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"statement", "prepared", "batch", "dsl", "multi-statement", "commit-and-chain"})
+    void sqlThatWouldEndTheTransactionIsRefusedAndNothingIsCommitted(String route) {
+        String table = table("commit_sql_" + route.replace('-', '_'));
         Throwable failed = runAtTermFive(table, ctx -> {
-            update(ctx.connection(), table, 1, "committed by the work's COMMIT statement", 5);
-            execute(ctx.connection(), "COMMIT");
+            Connection c = ctx.connection();
+            update(c, table, 1, "written before the COMMIT", 5);
+            switch (route) {
+                case "statement" -> execute(c, "COMMIT");
+                case "prepared" -> c.prepareStatement("commit").execute();
+                case "batch" -> {
+                    try (Statement st = c.createStatement()) {
+                        st.addBatch("END");
+                        st.executeBatch();
+                    }
+                }
+                case "dsl" -> ctx.dsl().execute("COMMIT");
+                case "multi-statement" -> execute(c, "SELECT 1; /* done */ COMMIT; BEGIN");
+                default -> execute(c, "COMMIT AND CHAIN");
+            }
             throw new IllegalStateException("the work fails after its write");
         });
-        assertThat(failed).hasMessage("the work fails after its write");
+        assertThat(failed).hasMessageContaining("is not allowed inside fenced work");
         assertThat(note(table, 1)).as("row 1 after the work failed").isEqualTo("initial");
     }
 
     /**
-     * The same split with a deposed term: the work writes row 1 at term 5, ends the transaction with a COMMIT
-     * statement, then another leader advances to 6 (terminating the work's session) and the work's next write fails.
-     * The writer reports {@link StaleTermException} ("nothing persisted"), but row 1 was committed. It committed
-     * before the advance, so the order of terms holds; the all-or-nothing promise does not.
+     * A PREPARE TRANSACTION, and a ROLLBACK that would let the work start over outside the writer's transaction, are
+     * refused the same way; a ROLLBACK TO a savepoint is not (the transaction goes on).
      */
-    @Disabled("limit, documented: a COMMIT statement sent as SQL commits the work's first writes; the advance then"
-            + " kills the session, so the writer's commit-time check cannot run")
     @Test
-    void workEndingItsTransactionWithACommitStatementCannotPersistWritesOfATransactionRejectedAsDeposed() {
-        String table = table("split_deposed");
-        String resource = resourceOf(table);
-        Throwable rejected = runAtTermFive(table, ctx -> {
+    void prepareAndRollbackAreRefusedButRollingBackToASavepointIsNot() {
+        String table = table("rollback_sql");
+        Throwable prepared = runAtTermFive(table, ctx -> execute(ctx.connection(), "PREPARE TRANSACTION 'x'"));
+        assertThat(prepared).hasMessageContaining("is not allowed inside fenced work");
+        Throwable rolledBack = runAtTermFive(table, ctx -> execute(ctx.connection(), "ROLLBACK"));
+        assertThat(rolledBack).hasMessageContaining("is not allowed inside fenced work");
+        Throwable ok = runAtTermFive(table, ctx -> {
             Connection c = ctx.connection();
-            update(c, table, 1, "term 5, before its own COMMIT", 5);
-            execute(c, "COMMIT");
-            advance(resource, 6);
-            update(c, table, 2, "term 5, after the advance to 6", 5);
+            execute(c, "SAVEPOINT s");
+            update(c, table, 1, "undone", 5);
+            execute(c, "ROLLBACK TO SAVEPOINT s");
+            update(c, table, 2, "kept", 5);
         });
-        assertThat(rejected).isInstanceOf(StaleTermException.class);
-        assertThat(mark(db, resource)).isEqualTo(6);
-        assertThat(note(table, 2)).isEqualTo("initial");
-        assertThat(note(table, 1)).as("row 1 of a transaction reported as rejected (StaleTermException)")
-                .isEqualTo("initial");
+        assertThat(ok).isNull();
+        assertThat(note(table, 1)).isEqualTo("initial");
+        assertThat(note(table, 2)).isEqualTo("kept");
     }
 
     /**
