@@ -131,8 +131,8 @@ final class FencedContextImpl implements FencedContext {
      * with the same rules, every JDBC object reached from it. Statements, result sets, metadata, arrays and LOBs lead
      * back to their connection ({@code getConnection()}, {@code getStatement()}, {@code unwrap}): handed out bare,
      * they would lead to the pool's connection, whose {@code commit()} is not refused. So they are handed out wrapped,
-     * their way back leads to this view, and {@code unwrap} gives interfaces only, wrapped too. (A COMMIT statement
-     * still ends the transaction on the server: that is SQL, which no wrapper can refuse.)
+     * their way back leads to this view, and {@code unwrap} gives interfaces only, wrapped too. SQL text that would end
+     * the transaction is refused before it is sent ({@link TransactionControl}).
      */
     private final class Guarded implements InvocationHandler {
         private final Object target;

@@ -296,7 +296,8 @@ final class WriterEngine {
      *   <li>IDLE: the work ended the transaction itself (COMMIT, ROLLBACK or PREPARE TRANSACTION sent as SQL); what it
      *       wrote before may be committed or prepared, outside the writer's all-or-nothing.</li>
      * </ul>
-     * Not caught: COMMIT followed by BEGIN sent as SQL (the state is OPEN again); the writer cannot refuse SQL text.
+     * SQL text that ends the transaction is refused before it is sent ({@link TransactionControl}); this check is what
+     * remains for ways the text scan does not see (e.g. a procedure, or a statement it misreads).
      * IDLE counts only when the transaction was begun ({@code begun}: by the writer's own first statement, or SQL the
      * work sent through {@code ctx.connection()}): an empty work leaves it IDLE too. SQL sent only through jOOQ in
      * session scope without {@code stampTransactionTerm} is not tracked.
