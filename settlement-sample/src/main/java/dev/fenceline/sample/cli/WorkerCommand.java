@@ -6,6 +6,7 @@ import dev.fenceline.sample.db.SampleDatabase;
 import dev.fenceline.sample.worker.Worker;
 import dev.fenceline.sample.worker.WorkerConfig;
 import java.nio.file.Path;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import org.slf4j.Logger;
@@ -86,23 +87,38 @@ final class WorkerCommand implements Callable<Integer> {
         Validation.between("--db-wait-ms", dbWaitMs, 0, 86_400_000);
         common.validateAll();
         // Ctrl-C ends the wait (no signal handler is installed yet).
+        // The checks run inside the wait: their queries open the pool's other connections, which a pooler just
+        // restarted may still refuse (PgBouncer's server_login_retry) after the first one got through. What the checks
+        // find (an unknown election, a missing schema) fails at once.
         SampleDatabase db = new DatabaseWait(Duration.ofMillis(dbWaitMs), "--db-wait-ms", Duration.ofSeconds(1),
                 d -> { Thread.sleep(d.toMillis()); return false; }, System::nanoTime)
-                .open(() -> common.openDatabase("fenceline-worker-" + workerId, 3));
-        try {
-            // what the checks find (an unknown election, a missing schema) fails at once
-            Preconditions.requireKnownElection(db, common.election());
-            Preconditions.requireMigrated(db);
-        } catch (Exception | Error e) {
-            db.close();
-            throw e;
-        }
+                .open(() -> checked(common.openDatabase("fenceline-worker-" + workerId, 3), common.election()));
         WorkerConfig cfg = new WorkerConfig(workerId, common.election(), common.election(), common.jdbcUrl(), common.dbUser,
                 common.dbPassword, common.etcdEndpoints(), Duration.ofMillis(ttlMs), (int) batchSize, Duration.ofMillis(intervalMs),
                 scope, metricsPort, metricsHost, historyFile, pauseInsideBatchFile, common.electionConfig());
         Worker worker = new Worker(cfg);
         installSignalHandlers(worker, Duration.ofMillis(ttlMs));
         return worker.run(db);
+    }
+
+    /** {@code db} after the start checks; closed when they fail, and retried by the wait when it became unreachable. */
+    private static SampleDatabase checked(SampleDatabase db, String election) {
+        try {
+            Preconditions.requireKnownElection(db, election);
+            Preconditions.requireMigrated(db);
+            return db;
+        } catch (SQLException | RuntimeException e) {
+            db.close();
+            if (SampleDatabase.isUnreachable(e)) {
+                throw new SampleDatabase.UnreachableException("PostgreSQL at " + SampleDatabase.redact(db.jdbcUrl())
+                        + " became unreachable during the start checks: " + e.getMessage(), e);
+            }
+            if (e instanceof RuntimeException r) {
+                throw r;
+            }
+            throw new IllegalStateException("start checks failed on " + SampleDatabase.redact(db.jdbcUrl()) + ": "
+                    + e.getMessage(), e);
+        }
     }
 
     /**

@@ -59,7 +59,7 @@ public final class SampleDatabase implements AutoCloseable {
      * unknown role or database — is not this exception: waiting would not fix it.
      */
     public static final class UnreachableException extends IllegalStateException {
-        UnreachableException(String message, Throwable cause) {
+        public UnreachableException(String message, Throwable cause) {
             super(message, cause);
         }
     }
