@@ -41,16 +41,21 @@ final class WarmUp {
             try (Statement st = c.createStatement()) {
                 st.execute("SELECT set_config('fencing.warm_up', 'on', true)");
             }
-            try (PreparedStatement ps = c.prepareStatement("SELECT fencing.enter_transaction(?, ?, NULL)")) {
-                ps.setString(1, resource);
-                ps.setLong(2, nextTerm);
-                ps.executeQuery().close();
-            }
+            enterTransaction(c, resource, nextTerm);
         } catch (SQLException expected) {
             // FL012 when the path was read; anything else (e.g. FL011 under a stricter default isolation) only means
             // less was warmed
         } finally {
             c.rollback(savepoint);    // also turns fencing.warm_up off again
+        }
+    }
+
+    /** {@code fencing.enter_transaction} without a leader id: neither a holder check nor an audit can come of it. */
+    private static void enterTransaction(Connection c, String resource, long term) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT fencing.enter_transaction(?, ?, NULL)")) {
+            ps.setString(1, resource);
+            ps.setLong(2, term);
+            ps.executeQuery().close();
         }
     }
 
@@ -86,11 +91,7 @@ final class WarmUp {
         // neither advances nor checks the holder (so it can be neither rejected nor audited); the shared lock and the
         // setting it takes are transaction-scoped and end with the rollback.
         if (mark > 0) {
-            try (PreparedStatement ps = c.prepareStatement("SELECT fencing.enter_transaction(?, ?, NULL)")) {
-                ps.setString(1, token.resource());
-                ps.setLong(2, mark);
-                ps.executeQuery().close();
-            }
+            enterTransaction(c, token.resource(), mark);
         }
         if (registered) {
             advancePath(c, token.resource(), mark + 1);     // also for a resource's first term (mark 0)
