@@ -238,8 +238,7 @@ public final class LeaderTask implements AutoCloseable {
             while (true) {
                 Leadership l = election.leadership().orElse(null);
                 long now = nanoClock.getAsLong();
-                TaskDecision.Tenure held = l == null ? TaskDecision.Tenure.NONE
-                        : new TaskDecision.Tenure(l.term(), l.leaseId());
+                TaskDecision.Tenure held = TaskDecision.Tenure.of(l);
                 TaskDecision.Action a = TaskDecision.next(new TaskDecision.Facts(stopping, election.state(), held,
                         l != null && l.isValidNow(), checked, resigned, nextRunAt, now, maxWait));
                 if (a instanceof TaskDecision.Stop) {
@@ -374,7 +373,7 @@ public final class LeaderTask implements AutoCloseable {
     }
 
     private void resign(Leadership l, String why) {
-        resigned = new TaskDecision.Tenure(l.term(), l.leaseId());
+        resigned = TaskDecision.Tenure.of(l);
         metrics.resigned();
         setPhase(TaskPhase.CAMPAIGNING, l.term(), "resigning term " + l.term() + ": " + why);
         election.resign().whenComplete((v, e) -> {

@@ -1,5 +1,6 @@
 package dev.fenceline.task;
 
+import dev.fenceline.election.Leadership;
 import dev.fenceline.election.LeadershipState;
 import dev.fenceline.fencing.CommitOutcomeUnknownException;
 import dev.fenceline.fencing.StaleTermException;
@@ -19,6 +20,11 @@ final class TaskDecision {
      */
     record Tenure(long term, long leaseId) {
         static final Tenure NONE = new Tenure(0, 0);
+
+        /** {@code l}'s tenure, {@link #NONE} for no leadership. */
+        static Tenure of(Leadership l) {
+            return l == null ? NONE : new Tenure(l.term(), l.leaseId());
+        }
     }
 
     /**
