@@ -8,7 +8,12 @@ import java.util.Locale;
  * {@code PREPARE TRANSACTION}, {@code BEGIN} / {@code START TRANSACTION}, as any statement of a multi-statement string.
  * Such SQL would commit the work's earlier writes on their own, outside the writer's all-or-nothing. A scan of the
  * text, not a parser: it skips comments, quoted identifiers and string literals (standard, {@code E''} and dollar
- * quoted) and looks at the first words of each statement.
+ * quoted) and looks at the first words of each statement. It tokenizes as the server's lexer does where that decides
+ * what is code: a word runs on through {@code $} (so {@code a$x$} is one identifier, not a dollar quote), only a
+ * standalone {@code E} opens an escape string (not the {@code e} ending {@code name'...'}), and a line comment ends at
+ * a carriage return as well as a newline. The text is scanned twice, as the server reads it with
+ * {@code standard_conforming_strings} on and off, because the session can turn it off, and then a backslash escapes the
+ * quote in a plain string too.
  */
 final class TransactionControl {
     private TransactionControl() {
@@ -30,6 +35,11 @@ final class TransactionControl {
         if (sql == null) {
             return null;
         }
+        String found = find(sql, false);
+        return found != null ? found : find(sql, true);
+    }
+
+    private static String find(String sql, boolean backslashQuotes) {
         int n = sql.length();
         int start = 0;
         int i = 0;
@@ -42,18 +52,34 @@ final class TransactionControl {
                 start = ++i;
                 continue;
             }
-            i = skip(sql, i);
+            i = skip(sql, i, backslashQuotes);
         }
         return null;
     }
 
-    /** Index after the token starting at {@code i} (a comment, a quoted string or identifier, or one character). */
-    private static int skip(String s, int i) {
+    /**
+     * Index after the token starting at {@code i} (a word, a comment, a quoted string or identifier, or one character);
+     * {@code backslashQuotes}: a backslash escapes in plain strings ({@code standard_conforming_strings} off).
+     */
+    private static int skip(String s, int i, boolean backslashQuotes) {
         int n = s.length();
         char c = s.charAt(i);
         if (c == '-' && i + 1 < n && s.charAt(i + 1) == '-') {
-            int e = s.indexOf('\n', i);
-            return e < 0 ? n : e + 1;
+            int j = i + 2;
+            while (j < n && s.charAt(j) != '\n' && s.charAt(j) != '\r') {
+                j++;
+            }
+            return j;
+        }
+        if ((c == 'E' || c == 'e') && i + 1 < n && s.charAt(i + 1) == '\'') {
+            return quoted(s, i + 1, true);
+        }
+        if (startsWord(c)) {
+            int j = i + 1;
+            while (j < n && (startsWord(s.charAt(j)) || Character.isDigit(s.charAt(j)) || s.charAt(j) == '$')) {
+                j++;
+            }
+            return j;
         }
         if (c == '/' && i + 1 < n && s.charAt(i + 1) == '*') {
             int depth = 1;             // PostgreSQL block comments nest
@@ -72,24 +98,7 @@ final class TransactionControl {
             return j;
         }
         if (c == '\'' || c == '"') {
-            boolean backslashes = c == '\'' && i > 0 && (s.charAt(i - 1) == 'E' || s.charAt(i - 1) == 'e');
-            int j = i + 1;
-            while (j < n) {
-                char d = s.charAt(j);
-                if (backslashes && d == '\\') {
-                    j += 2;
-                    continue;
-                }
-                if (d == c) {
-                    if (j + 1 < n && s.charAt(j + 1) == c) {
-                        j += 2;        // doubled quote
-                        continue;
-                    }
-                    return j + 1;
-                }
-                j++;
-            }
-            return n;
+            return quoted(s, i, c == '\'' && backslashQuotes);
         }
         if (c == '$') {
             int j = i + 1;
@@ -103,6 +112,34 @@ final class TransactionControl {
             }
         }
         return i + 1;
+    }
+
+    /** Index after the string or quoted identifier opened by the quote at {@code i}. */
+    private static int quoted(String s, int i, boolean backslashes) {
+        int n = s.length();
+        char c = s.charAt(i);
+        int j = i + 1;
+        while (j < n) {
+            char d = s.charAt(j);
+            if (backslashes && d == '\\') {
+                j += 2;
+                continue;
+            }
+            if (d == c) {
+                if (j + 1 < n && s.charAt(j + 1) == c) {
+                    j += 2;        // doubled quote
+                    continue;
+                }
+                return j + 1;
+            }
+            j++;
+        }
+        return n;
+    }
+
+    /** The server's identifier start: a letter, an underscore or any character outside ASCII. */
+    private static boolean startsWord(char c) {
+        return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c > 127;
     }
 
     private static String check(String sql, int from, int to) {
@@ -121,12 +158,10 @@ final class TransactionControl {
                 i = j;
             } else if (Character.isWhitespace(c)) {
                 i++;
+            } else if (sql.startsWith("--", i) || sql.startsWith("/*", i)) {
+                i = Math.min(skip(sql, i, false), to);  // a comment between words
             } else {
-                int j = skip(sql, i);
-                if (j == i + 1) {
-                    break;             // not a word, a comment or blank: the statement's first words are over
-                }
-                i = j;                 // a comment between words
+                break;                 // not a word, a comment or blank: the statement's first words are over
             }
         }
         String w = words.toString().toUpperCase(Locale.ROOT);

@@ -22,9 +22,26 @@ class TransactionControlTest {
         "rollback to s", "ROLLBACK TRANSACTION TO SAVEPOINT s", "SAVEPOINT s", "RELEASE SAVEPOINT s",
         "PREPARE q AS SELECT 1", "SELECT $body$ COMMIT; $body$", "SELECT 'x;COMMIT'", "SELECT \"commit\" FROM t",
         "/* COMMIT */ SELECT 1", "-- COMMIT\nSELECT 1", "INSERT INTO t VALUES (1); SELECT 2", "", "committed_at",
-        "SELECT $1::bigint; SELECT $2", "CALL p()"})
+        "SELECT $1::bigint; SELECT $2", "CALL p()",
+        "UPDATE t SET path = 'C:\\dir\\' WHERE id = 1", "SELECT a$b FROM t; SELECT 1", "SELECT E'it\\'s'; SELECT 2",
+        "SELECT 1 -- COMMIT\r", "SELECT name 'x'", "SELECT $q$ a$x$; COMMIT $q$"})
     void otherSqlIsLeftAlone(String sql) {
         assertThat(TransactionControl.find(sql)).isNull();
+    }
+
+    /**
+     * Text where the server's lexer ends a token earlier than a naive scan would, so a COMMIT the server runs would be
+     * hidden inside what the scan took for a string, a dollar quote or a comment: {@code $} inside an identifier does
+     * not start a dollar quote ({@code a$x$} is one identifier), a quote after a word ending in {@code e} is a standard
+     * string ({@code name'\'} is the type name's literal), a line comment ends at a carriage return too, and with
+     * {@code standard_conforming_strings} set off by the session a backslash escapes the quote in a plain string.
+     */
+    @ParameterizedTest(name = "[{index}] {0}")
+    @ValueSource(strings = {"SELECT 1 AS a$x$; COMMIT; --$x$", "SELECT 1 AS x$$; COMMIT; --$$",
+        "SELECT name'\\'; COMMIT; --'", "SELECT 1; --x\rCOMMIT",
+        "SELECT '\\''; COMMIT; --'"})
+    void sqlThatEndsTheTransactionIsFoundWhereTheServerEndsATokenEarly(String sql) {
+        assertThat(TransactionControl.find(sql)).isNotNull();
     }
 
     @Test
