@@ -235,6 +235,44 @@ class FencedConnectionReviewIT {
     }
 
     /**
+     * The driver's interfaces that {@code unwrap} hands out (wrapped) have ways to send SQL that are not the JDBC
+     * {@code execute*} methods: {@code BaseConnection.execSQLUpdate}, {@code PGConnection.getCopyAPI()} (a
+     * {@code CopyManager}, handed out bare) and {@code BaseConnection.getQueryExecutor()}. A COMMIT sent that way would
+     * commit the work's first write on its own before the work fails.
+     */
+    @Disabled("hole: BaseConnection.execSQLUpdate/execSQLQuery skip the SQL check (not named execute*), and"
+            + " getCopyAPI()/getQueryExecutor() return driver objects bare, so a COMMIT reaches the server")
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"execSQLUpdate", "copyIn", "queryExecutor"})
+    void driverInterfacesReachedByUnwrapCannotCommitPartOfAFencedTransaction(String route) {
+        String table = table("driver_commit_" + route.toLowerCase());
+        Throwable failed = runAtTermFive(table, ctx -> {
+            Connection c = ctx.connection();
+            update(c, table, 1, "committed by the work itself via " + route, 5);
+            catchThrowable(() -> {
+                switch (route) {
+                    case "execSQLUpdate" -> c.unwrap(org.postgresql.core.BaseConnection.class).execSQLUpdate("COMMIT");
+                    case "copyIn" -> c.unwrap(org.postgresql.PGConnection.class).getCopyAPI()
+                            .copyIn("COMMIT", new java.io.ByteArrayInputStream(new byte[0]));
+                    default -> {
+                        org.postgresql.core.QueryExecutor qe =
+                                c.unwrap(org.postgresql.core.BaseConnection.class).getQueryExecutor();
+                        qe.execute(qe.createSimpleQuery("COMMIT"), null, new org.postgresql.core.ResultHandlerBase() {
+                            @Override
+                            public void handleWarning(java.sql.SQLWarning warning) {
+                            }
+                        }, 0, 0, org.postgresql.core.QueryExecutor.QUERY_SUPPRESS_BEGIN);
+                    }
+                }
+            });
+            throw new IllegalStateException("the work fails after its write");
+        });
+        assertThat(failed).hasMessage("the work fails after its write");
+        assertThat(note(table, 1)).as("row 1 after the work (which tried to commit via %s) failed", route)
+                .isEqualTo("initial");
+    }
+
+    /**
      * A PREPARE TRANSACTION, and a ROLLBACK that would let the work start over outside the writer's transaction, are
      * refused the same way; a ROLLBACK TO a savepoint is not (the transaction goes on).
      */
