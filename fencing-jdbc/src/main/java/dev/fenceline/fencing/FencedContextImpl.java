@@ -154,12 +154,10 @@ final class FencedContextImpl implements FencedContext {
                             : target.getClass().getSimpleName() + " of FencedContext.connection() of " + token;
                 };
             }
-            if (Thread.currentThread() != owner || ended) {
-                throw new SQLException("FencedContext.connection() used outside its fenced transaction or on another"
-                        + " thread: it is bound to the thread running the work of FencedWriter.transaction/run");
-            }
+            checkOwner();
+            // exec*: also the driver's BaseConnection.execSQLUpdate / execSQLQuery, reached through unwrap
             if (args != null && args.length > 0 && args[0] instanceof String sql
-                    && (name.startsWith("execute") || name.equals("addBatch")
+                    && (name.startsWith("exec") || name.equals("addBatch")
                         || (connection && (name.startsWith("prepare") || name.equals("nativeSQL"))))) {
                 TransactionControl.refuse(sql, "FencedContext.connection()");
             }
@@ -168,13 +166,20 @@ final class FencedContextImpl implements FencedContext {
                 throw new SQLException("FencedContext.connection()." + name + "(...) is not allowed: the fenced writer"
                         + " commits, rolls back and returns the connection itself (throw from the work to roll back)");
             }
+            if (connection && name.equals("getQueryExecutor")) {
+                throw new SQLException("FencedContext.connection(): getQueryExecutor() is not allowed: the driver's query"
+                        + " executor sends any SQL unchecked, including SQL that ends the fenced transaction");
+            }
+            if (connection && name.equals("getCopyAPI") && target instanceof org.postgresql.core.BaseConnection base) {
+                return new CheckedCopyManager(base);
+            }
             if (name.equals("unwrap") && args != null && args.length == 1 && args[0] instanceof Class<?> iface) {
                 return unwrap(proxy, iface);
             }
             if (name.equals("isWrapperFor") && args != null && args.length == 1 && args[0] instanceof Class<?> iface) {
                 return iface.isInstance(proxy) || iface.isInterface() && ((Wrapper) target).isWrapperFor(iface);
             }
-            if (name.startsWith("execute") || (connection && (name.equals("setSavepoint") || name.equals("rollback")))) {
+            if (name.startsWith("exec") || (connection && (name.equals("setSavepoint") || name.equals("rollback")))) {
                 sentSql = true;
             }
             Object result;
@@ -196,6 +201,47 @@ final class FencedContextImpl implements FencedContext {
                         + " pool's connection, whose commit and rollback belong to the fenced writer");
             }
             return wrap(iface, ((Wrapper) target).unwrap(iface));
+        }
+    }
+
+    private void checkOwner() throws SQLException {
+        if (Thread.currentThread() != owner || ended) {
+            throw new SQLException("FencedContext.connection() used outside its fenced transaction or on another"
+                    + " thread: it is bound to the thread running the work of FencedWriter.transaction/run");
+        }
+    }
+
+    /**
+     * COPY through {@code PGConnection.getCopyAPI()}: its SQL is checked like the connection's (every copy method of
+     * the driver's CopyManager starts through these three), since the server would run a COMMIT written after the COPY.
+     */
+    private final class CheckedCopyManager extends org.postgresql.copy.CopyManager {
+        CheckedCopyManager(org.postgresql.core.BaseConnection base) throws SQLException {
+            super(base);
+        }
+
+        @Override
+        public org.postgresql.copy.CopyIn copyIn(String sql) throws SQLException {
+            checked(sql);
+            return super.copyIn(sql);
+        }
+
+        @Override
+        public org.postgresql.copy.CopyOut copyOut(String sql) throws SQLException {
+            checked(sql);
+            return super.copyOut(sql);
+        }
+
+        @Override
+        public org.postgresql.copy.CopyDual copyDual(String sql) throws SQLException {
+            checked(sql);
+            return super.copyDual(sql);
+        }
+
+        private void checked(String sql) throws SQLException {
+            checkOwner();
+            TransactionControl.refuse(sql, "FencedContext.connection() CopyManager");
+            sentSql = true;
         }
     }
 

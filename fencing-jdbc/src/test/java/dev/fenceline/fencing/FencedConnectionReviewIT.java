@@ -26,7 +26,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -237,11 +236,9 @@ class FencedConnectionReviewIT {
     /**
      * The driver's interfaces that {@code unwrap} hands out (wrapped) have ways to send SQL that are not the JDBC
      * {@code execute*} methods: {@code BaseConnection.execSQLUpdate}, {@code PGConnection.getCopyAPI()} (a
-     * {@code CopyManager}, handed out bare) and {@code BaseConnection.getQueryExecutor()}. A COMMIT sent that way would
-     * commit the work's first write on its own before the work fails.
+     * {@code CopyManager}) and {@code BaseConnection.getQueryExecutor()}. A COMMIT sent that way would commit the
+     * work's first write on its own before the work fails, so it is refused (or the way is) like the connection's.
      */
-    @Disabled("hole: BaseConnection.execSQLUpdate/execSQLQuery skip the SQL check (not named execute*), and"
-            + " getCopyAPI()/getQueryExecutor() return driver objects bare, so a COMMIT reaches the server")
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {"execSQLUpdate", "copyIn", "queryExecutor"})
     void driverInterfacesReachedByUnwrapCannotCommitPartOfAFencedTransaction(String route) {
