@@ -220,9 +220,10 @@ RETURNS text
 LANGUAGE sql IMMUTABLE
 AS $fn$ SELECT '''' || replace(replace(p_value, '\', '\\'), '''', '\''') || '''' $fn$;
 
--- Why dblink must not carry the audit in this database, or NULL when it may: dblink missing, or its query functions
--- executable by PUBLIC / fencing_app / fencing_break_glass (they could then send their own SQL over this backend's
--- open audit connection, as fencing_auditor_writer).
+-- Why dblink must not carry the audit in this database, or NULL when it may: dblink missing, or its query or connect
+-- functions executable by PUBLIC / fencing_app / fencing_break_glass (they could then send their own SQL over this
+-- backend's open audit connection, as fencing_auditor_writer; or, since named connections belong to the backend and
+-- not to a role, open one named fencing_audit to a database of their choosing, which the audit would then reuse).
 CREATE OR REPLACE FUNCTION fencing.audit_dblink_refusal()
 RETURNS text
 LANGUAGE plpgsql
@@ -240,7 +241,8 @@ BEGIN
   SELECT string_agg(DISTINCT p.oid::regprocedure::text, ', ') INTO v_exposed
     FROM pg_proc p
    WHERE p.pronamespace = v_nsp
-     AND p.proname IN ('dblink', 'dblink_exec', 'dblink_send_query', 'dblink_open', 'dblink_fetch', 'dblink_get_result')
+     AND p.proname IN ('dblink', 'dblink_exec', 'dblink_send_query', 'dblink_open', 'dblink_fetch', 'dblink_get_result',
+                       'dblink_connect', 'dblink_connect_u')
      AND (has_function_privilege('public', p.oid, 'EXECUTE')
           OR has_function_privilege('fencing_app', p.oid, 'EXECUTE')
           OR has_function_privilege('fencing_break_glass', p.oid, 'EXECUTE'));
@@ -368,14 +370,15 @@ BEGIN
     -- Up to three attempts: the kept connection may have died since its last use (server restart, idle timeout, a
     -- DBA terminating it); then a new one to the configured target; then, when that fails too (after a failover it
     -- names the old primary), one to this server's own address (fencing.audit_self_target()).
+    -- Checked before a kept connection is reused too: whoever could open one named fencing_audit could have.
+    v_refusal := fencing.audit_dblink_refusal();
     FOR v_attempt IN 1..3 LOOP
       BEGIN
+        IF v_refusal IS NOT NULL THEN
+          v_why := v_refusal;
+          EXIT;
+        END IF;
         IF NOT v_open THEN
-          v_refusal := fencing.audit_dblink_refusal();
-          IF v_refusal IS NOT NULL THEN
-            v_why := v_refusal;
-            EXIT;
-          END IF;
           IF v_connects = 0 THEN
             v_target := fencing.audit_connection_target();
             IF v_target IS NULL THEN

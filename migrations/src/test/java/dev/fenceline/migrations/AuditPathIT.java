@@ -277,6 +277,40 @@ class AuditPathIT {
         }
     }
 
+    /**
+     * dblink keeps named connections per backend, not per role: an application role that may run
+     * {@code dblink_connect} can open a connection named {@code fencing_audit} to a database of its own before its
+     * stale write, and the audit would reuse it, send the row there and report {@code audited=t}. Then dblink does not
+     * count as a safe audit path: the rejection is reported as not audited (and logged with every field) instead.
+     */
+    @Test
+    void applicationRolesCannotDivertTheAuditConnection() throws Exception {
+        String schema = f.text("SELECT extnamespace::regnamespace::text FROM pg_extension WHERE extname = 'dblink'");
+        String connect = schema + ".dblink_connect(text, text)";
+        dev.fenceline.testkit.TestDatabase decoy = server.createDatabase("audit_decoy");
+        try (Connection c = decoy.dataSource().getConnection(); Statement s = c.createStatement()) {
+            s.execute("CREATE SCHEMA fencing");
+            s.execute("CREATE FUNCTION fencing.append_trigger_rejection(text, bigint, bigint, text, text, text,"
+                    + " text, text, text) RETURNS bigint LANGUAGE sql AS 'SELECT 1::bigint'");
+            s.execute("GRANT USAGE ON SCHEMA fencing TO PUBLIC");
+        }
+        try (Connection dba = f.asSuperuser(); Statement d = dba.createStatement()) {
+            d.execute("GRANT EXECUTE ON FUNCTION " + connect + " TO PUBLIC");
+            try (Connection c = f.asApp("divert-writer"); Statement s = c.createStatement()) {
+                s.execute("SELECT " + schema + ".dblink_connect('fencing_audit', 'host=127.0.0.1 port=" + server.port()
+                        + " dbname=" + decoy.name() + " user=" + AuditFixture.APP + " password="
+                        + AuditFixture.APP_PASSWORD + "')");
+                s.execute("SET fencing.term = '4'");
+                SQLException e = rejected(s, "INSERT INTO payment VALUES (1, 1)", "FL001");
+                long rows = f.count("SELECT count(*) FROM fencing.rejected_write WHERE application_name = 'divert-writer'");
+                assertThat(e.getMessage()).as("rejection with %s audit rows in this database", rows)
+                        .contains(rows == 1 ? "audited=t" : "audited=f");
+            } finally {
+                d.execute("REVOKE EXECUTE ON FUNCTION " + connect + " FROM PUBLIC");
+            }
+        }
+    }
+
     @Test
     void onlyTheOwnerDecidesWhereAuditsGoAndTheTargetIsThisDatabase() throws Exception {
         assertThat(f.text("SELECT array_to_string(srvoptions, ' ') FROM pg_foreign_server WHERE srvname = 'fencing_audit_loopback'"))
