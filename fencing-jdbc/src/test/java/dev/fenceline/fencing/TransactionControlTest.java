@@ -2,6 +2,7 @@ package dev.fenceline.fencing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -42,6 +43,14 @@ class TransactionControlTest {
         "SELECT '\\''; COMMIT; --'"})
     void sqlThatEndsTheTransactionIsFoundWhereTheServerEndsATokenEarly(String sql) {
         assertThat(TransactionControl.find(sql)).isNotNull();
+    }
+
+    /** A SQL-standard function body ends with END after a semicolon, inside the CREATE: it ends no transaction. */
+    @Disabled("hole (refuses legit SQL): the scan splits at the body's semicolons and takes its END for END TRANSACTION")
+    @Test
+    void sqlStandardFunctionBodiesAreLeftAlone() {
+        assertThat(TransactionControl.find("CREATE FUNCTION f() RETURNS int LANGUAGE sql BEGIN ATOMIC SELECT 1; END"))
+                .isNull();
     }
 
     @Test
