@@ -56,4 +56,61 @@ class AuditFollowsTheServerIT {
             }
         }
     }
+
+    /**
+     * A split brain: the standby is promoted while the old primary keeps running and still accepts the audit writer's
+     * login. The foreign server names the old primary, so a connection to it succeeds; the row must not be committed
+     * there (a diverged database nobody audits any more) but on the promoted server, once.
+     */
+    @Test
+    void aRejectionOnThePromotedServerIsAuditedThereAndNotOnTheOldPrimaryThatStillRuns() throws Exception {
+        try (PostgresServer primary = PostgresServer.start(PostgresServer.Options.defaults())) {
+            AuditFixture f = AuditFixture.superuserOwned(primary, "audit_split", true);
+            String database = f.db.name();
+            try (PostgresServer standby = PostgresStandby.start(primary, "audit_split_standby",
+                    PostgresStandby.Mode.ASYNCHRONOUS)) {
+                standby.promote();   // the old primary is not stopped
+
+                String url = "jdbc:postgresql://" + standby.host() + ":" + standby.port() + "/" + database;
+                for (int attempt = 1; attempt <= 2; attempt++) {   // the second reuses the backend's kept connection
+                    try (Connection c = DriverManager.getConnection(url, appLogin("split-brain")); Statement s = c.createStatement()) {
+                        s.execute("SET fencing.term = '4'");
+                        for (int write = 1; write <= 2; write++) {
+                            int id = attempt * 10 + write;
+                            assertThatThrownBy(() -> s.execute("INSERT INTO payment VALUES (" + id + ", 1)"))
+                                    .isInstanceOfSatisfying(SQLException.class, e -> {
+                                        assertThat(e.getSQLState()).isEqualTo("FL001");
+                                        assertThat(e.getMessage()).contains("audited=t");
+                                    });
+                        }
+                    }
+                }
+                String rows = "SELECT count(*) FROM fencing.rejected_write WHERE resource = 'ledger'"
+                        + " AND reason = 'stale_term' AND source = 'trigger' AND application_name = 'split-brain'";
+                try (Connection c = standby.superuserConnection(database); Statement s = c.createStatement()) {
+                    assertThat(AuditFixture.text(s, rows)).isEqualTo("4");
+                    assertThat(AuditFixture.text(s, "SELECT trigger_not_audited FROM fencing.rejection_counts"
+                            + " WHERE reason = 'stale_term'")).isEqualTo("0");
+                    assertThat(AuditFixture.text(s, "SELECT fencing.audit_path()"))
+                            .startsWith("dblink as fencing_auditor_writer (this server's own address 127.0.0.1:"
+                                    + standby.port())
+                            .contains("reaches another server");
+                }
+                try (Connection c = primary.superuserConnection(database); Statement s = c.createStatement()) {
+                    assertThat(AuditFixture.text(s, "SELECT pg_is_in_recovery()")).isEqualTo("f");
+                    assertThat(AuditFixture.text(s, rows)).isEqualTo("0");
+                    assertThat(AuditFixture.text(s, "SELECT fencing.audit_path()"))
+                            .isEqualTo("dblink as fencing_auditor_writer (foreign server fencing_audit_loopback)");
+                }
+            }
+        }
+    }
+
+    private static Properties appLogin(String applicationName) {
+        Properties p = new Properties();
+        p.setProperty("user", APP);
+        p.setProperty("password", APP_PASSWORD);
+        p.setProperty("ApplicationName", applicationName);
+        return p;
+    }
 }
