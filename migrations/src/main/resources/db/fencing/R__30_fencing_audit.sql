@@ -323,10 +323,36 @@ END
 $fn$;
 REVOKE ALL ON FUNCTION fencing.audit_self_target() FROM PUBLIC;
 
+-- A condition, to send to the far end of an audit connection, that is true only on THIS server, while this backend's
+-- transaction runs: pg_locks there lists this backend's pid holding this transaction's own virtual transaction id
+-- (pg_locks shows pid and virtualxid of every backend to every role; pg_stat_activity hides backend_start of other
+-- roles' sessions, so the audit writer could not check that). Another server with the same data (the old primary
+-- after a failover, still running) has no backend with this pid in this transaction. Computed here, from this
+-- backend's own facts, and evaluated there by the audit writer: the session cannot choose either side.
+CREATE OR REPLACE FUNCTION fencing.audit_here_condition()
+RETURNS text
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+SELECT format('EXISTS (SELECT 1 FROM pg_catalog.pg_locks WHERE locktype = %L AND mode = %L AND granted AND pid = %s AND virtualxid = %L)',
+              'virtualxid', 'ExclusiveLock', pg_backend_pid(),
+              (SELECT l.virtualxid FROM pg_locks l
+                WHERE l.locktype = 'virtualxid' AND l.mode = 'ExclusiveLock' AND l.granted AND l.pid = pg_backend_pid() LIMIT 1))
+$fn$;
+REVOKE ALL ON FUNCTION fencing.audit_here_condition() FROM PUBLIC;
+
 -- Commits an audit row outside the current (about to be aborted) transaction, through this backend's persistent
 -- audit connection. Returns true when the row was committed; otherwise writes one WARNING line with every field to
 -- the server log. Either way the reason's counter (a sequence) has been bumped, unless the claim is not true.
 -- Called by the guard (as the writing role) and by enter() (as the owner): the claim is checked either way.
+-- The row is appended only where fencing.audit_here_condition() holds, in the same remote statement (no extra round
+-- trip, nothing a cancel could separate): a connection that reached another server writes nothing there and is
+-- closed, and the next target is tried.
+-- A cancel (statement_timeout, pg_cancel_backend) processed before the row was sent is caught once and the audit is
+-- done all the same (the statement then ends with the fence's error, not 57014). One processed once the row was being
+-- sent is passed on: the row may have been committed or not, it is never sent twice (the counter shows a missing one).
+-- A second cancel is passed on too. dblink's calls block, so a cancel arriving during one is processed after it.
 CREATE OR REPLACE FUNCTION fencing.audit_autonomously(
     p_resource text, p_offered_term bigint, p_leader_id text, p_table_name text, p_operation text, p_reason text)
 RETURNS boolean
@@ -344,8 +370,9 @@ DECLARE
   v_fields  text;
   v_id      bigint;
   v_open    boolean;
-  v_connects integer := 0;
+  v_connects integer;
   v_refusal text;
+  v_sent    boolean := false;
 BEGIN
   v_claim := fencing.check_rejection_claim(p_resource, p_offered_term, p_leader_id, p_table_name, p_operation, p_reason, true);
   v_fields := format('resource=%s offered_term=%s highest_accepted=%s leader_id=%s table=%s operation=%s reason=%s db_user=%s application_name=%s rejected_at=%s',
@@ -363,50 +390,76 @@ BEGIN
   IF v_schema IS NULL THEN
     v_why := 'dblink is not installed';
   ELSE
-    v_sql := format('SELECT fencing.append_trigger_rejection(%L, %s, %s, %L, %L, %L, %L, %L, %L)',
+    v_sql := format('SELECT CASE WHEN %s THEN fencing.append_trigger_rejection(%L, %s, %s, %L, %L, %L, %L, %L, %L) END',
+                    fencing.audit_here_condition(),
                     p_resource, coalesce(p_offered_term::text, 'NULL'), coalesce(v_claim.mark::text, 'NULL'), p_leader_id,
                     p_table_name, p_operation, v_claim.reason, session_user, current_setting('application_name'));
-    EXECUTE format('SELECT %L = ANY (coalesce(%I.dblink_get_connections(), ARRAY[]::text[]))', c_conn, v_schema) INTO v_open;
-    -- Up to three attempts: the kept connection may have died since its last use (server restart, idle timeout, a
-    -- DBA terminating it); then a new one to the configured target; then, when that fails too (after a failover it
-    -- names the old primary), one to this server's own address (fencing.audit_self_target()).
     -- Checked before a kept connection is reused too: whoever could open one named fencing_audit could have.
     v_refusal := fencing.audit_dblink_refusal();
-    FOR v_attempt IN 1..3 LOOP
+    FOR v_round IN 1..2 LOOP   -- the second round only after a cancel caught before the row was sent
       BEGIN
-        IF v_refusal IS NOT NULL THEN
-          v_why := v_refusal;
-          EXIT;
-        END IF;
-        IF NOT v_open THEN
-          IF v_connects = 0 THEN
-            v_target := fencing.audit_connection_target();
-            IF v_target IS NULL THEN
-              v_why := format('no audit writer configured (run SELECT fencing.configure_audit_writer(...) as %s) and %s is not a superuser',
-                              current_user, current_user);
+        EXECUTE format('SELECT %L = ANY (coalesce(%I.dblink_get_connections(), ARRAY[]::text[]))', c_conn, v_schema) INTO v_open;
+        v_connects := 0;
+        -- Up to three attempts: the kept connection may have died since its last use (server restart, idle timeout, a
+        -- DBA terminating it); then a new one to the configured target; then, when that fails too or reaches another
+        -- server (after a failover it names the old primary), one to this server's own address (audit_self_target()).
+        FOR v_attempt IN 1..3 LOOP
+          BEGIN
+            IF v_refusal IS NOT NULL THEN
+              v_why := v_refusal;
               EXIT;
             END IF;
-          ELSIF v_connects = 1 THEN
-            v_target := fencing.audit_self_target();
-            EXIT WHEN v_target IS NULL;
-          ELSE
-            EXIT;
-          END IF;
-          v_connects := v_connects + 1;
-          EXECUTE format('SELECT %I.dblink_connect(%L, $1)', v_schema, c_conn) USING v_target;
-          v_open := true;
-        END IF;
-        EXECUTE format('SELECT t.id FROM %I.dblink(%L, $1) AS t(id bigint)', v_schema, c_conn) USING v_sql INTO v_id;
-        RETURN true;
-      EXCEPTION WHEN OTHERS THEN
-        v_why := concat_ws('; ', v_why, format('dblink failed: %s', SQLERRM));
-        IF v_open THEN
+            IF NOT v_open THEN
+              IF v_connects = 0 THEN
+                v_target := fencing.audit_connection_target();
+                IF v_target IS NULL THEN
+                  v_why := format('no audit writer configured (run SELECT fencing.configure_audit_writer(...) as %s) and %s is not a superuser',
+                                  current_user, current_user);
+                  EXIT;
+                END IF;
+              ELSIF v_connects = 1 THEN
+                v_target := fencing.audit_self_target();
+                EXIT WHEN v_target IS NULL;
+              ELSE
+                EXIT;
+              END IF;
+              v_connects := v_connects + 1;
+              EXECUTE format('SELECT %I.dblink_connect(%L, $1)', v_schema, c_conn) USING v_target;
+              v_open := true;
+            END IF;
+            v_sent := true;
+            EXECUTE format('SELECT t.id FROM %I.dblink(%L, $1) AS t(id bigint)', v_schema, c_conn) USING v_sql INTO v_id;
+            IF v_id IS NOT NULL THEN
+              RETURN true;   -- v_sent stays true until here: a cancel on the way cannot make the row be sent again
+            END IF;
+            v_sent := false;   -- that server wrote nothing
+            v_why := concat_ws('; ', v_why, 'the audit connection reached another server, not this one (the foreign server fencing_audit_loopback names another server; after a failover, the old primary)');
+            EXECUTE format('SELECT %I.dblink_disconnect(%L)', v_schema, c_conn);
+            v_open := false;
+          EXCEPTION WHEN OTHERS THEN   -- not query_canceled: OTHERS does not catch it
+            v_sent := false;
+            v_why := concat_ws('; ', v_why, format('dblink failed: %s', SQLERRM));
+            IF v_open THEN
+              BEGIN
+                EXECUTE format('SELECT %I.dblink_disconnect(%L)', v_schema, c_conn);
+              EXCEPTION WHEN OTHERS THEN
+                NULL;   -- already gone
+              END;
+              v_open := false;
+            END IF;
+          END;
+        END LOOP;
+        EXIT;
+      EXCEPTION WHEN query_canceled THEN
+        IF v_sent OR v_round = 2 THEN
+          -- Sent (committed there or not: never sent twice) or canceled again: the statement ends canceled. Close the
+          -- connection, whatever state the cancel left it in; the next rejection opens a new one.
           BEGIN
             EXECUTE format('SELECT %I.dblink_disconnect(%L)', v_schema, c_conn);
           EXCEPTION WHEN OTHERS THEN
-            NULL;   -- already gone
+            NULL;
           END;
-          v_open := false;
+          RAISE;
         END IF;
       END;
     END LOOP;
@@ -499,7 +552,8 @@ END
 $fn$;
 REVOKE ALL ON FUNCTION fencing.configure_audit_writer(text, text, integer) FROM PUBLIC;
 
--- Which path trigger-mode audits take from this backend, checked by opening a connection now.
+-- Which path trigger-mode audits take from this backend, checked by opening a connection now: a target that fails,
+-- or that reaches another server (fencing.audit_here_condition() false there), is not where audits go.
 CREATE OR REPLACE FUNCTION fencing.audit_path()
 RETURNS text
 LANGUAGE plpgsql
@@ -510,7 +564,9 @@ DECLARE
   v_refusal text := fencing.audit_dblink_refusal();
   v_target  text;
   v_schema  text;
+  v_probe   text;
   v_user    text;
+  v_here    boolean;
   v_failed  text;
   v_self    text;
 BEGIN
@@ -522,26 +578,37 @@ BEGIN
     RETURN format('server log and fencing.rejection_counts only: no audit writer configured and the owner %s is not a superuser', current_user);
   END IF;
   SELECT n.nspname INTO v_schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'dblink';
+  v_probe := format('SELECT current_user::text, %s', fencing.audit_here_condition());
   BEGIN
-    EXECUTE format('SELECT t.u FROM %I.dblink($1, %L) AS t(u text)', v_schema, 'SELECT current_user::text') USING v_target INTO v_user;
-  EXCEPTION WHEN OTHERS THEN
-    v_failed := SQLERRM;
-    v_self := fencing.audit_self_target();
-    IF v_self IS NULL THEN
-      RETURN format('server log and fencing.rejection_counts only: the audit connection fails: %s', v_failed);
+    EXECUTE format('SELECT t.u, t.here FROM %I.dblink($1, %L) AS t(u text, here boolean)', v_schema, v_probe)
+      USING v_target INTO v_user, v_here;
+    IF NOT v_here THEN
+      v_failed := 'reaches another server, not this one';
     END IF;
-    BEGIN
-      EXECUTE format('SELECT t.u FROM %I.dblink($1, %L) AS t(u text)', v_schema, 'SELECT current_user::text') USING v_self INTO v_user;
-    EXCEPTION WHEN OTHERS THEN
-      RETURN format('server log and fencing.rejection_counts only: the audit connection fails: %s; and to this server''s own address %s:%s: %s',
-                    v_failed, host(inet_server_addr()), current_setting('port'), SQLERRM);
-    END;
-    RETURN format('dblink as %s (this server''s own address %s:%s: the foreign server fencing_audit_loopback fails: %s; re-point it with SELECT fencing.configure_audit_writer())',
-                  v_user, host(inet_server_addr()), current_setting('port'), v_failed);
+  EXCEPTION WHEN OTHERS THEN
+    v_failed := format('fails: %s', SQLERRM);
   END;
-  RETURN format('dblink as %s (%s)', v_user,
-                CASE WHEN v_target = 'fencing_audit_loopback' THEN 'foreign server fencing_audit_loopback'
-                     ELSE 'superuser owner over the local socket' END);
+  IF v_failed IS NULL THEN
+    RETURN format('dblink as %s (%s)', v_user,
+                  CASE WHEN v_target = 'fencing_audit_loopback' THEN 'foreign server fencing_audit_loopback'
+                       ELSE 'superuser owner over the local socket' END);
+  END IF;
+  v_self := fencing.audit_self_target();
+  IF v_self IS NULL THEN
+    RETURN format('server log and fencing.rejection_counts only: the audit connection %s', v_failed);
+  END IF;
+  BEGIN
+    EXECUTE format('SELECT t.u, t.here FROM %I.dblink($1, %L) AS t(u text, here boolean)', v_schema, v_probe)
+      USING v_self INTO v_user, v_here;
+    IF NOT v_here THEN
+      RAISE EXCEPTION 'it reaches another server, not this one';
+    END IF;
+  EXCEPTION WHEN OTHERS THEN
+    RETURN format('server log and fencing.rejection_counts only: the audit connection %s; and to this server''s own address %s:%s: %s',
+                  v_failed, host(inet_server_addr()), current_setting('port'), SQLERRM);
+  END;
+  RETURN format('dblink as %s (this server''s own address %s:%s: the foreign server fencing_audit_loopback %s; re-point it with SELECT fencing.configure_audit_writer())',
+                v_user, host(inet_server_addr()), current_setting('port'), v_failed);
 END
 $fn$;
 REVOKE ALL ON FUNCTION fencing.audit_path() FROM PUBLIC;
