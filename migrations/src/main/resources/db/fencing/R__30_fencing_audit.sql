@@ -349,10 +349,13 @@ REVOKE ALL ON FUNCTION fencing.audit_here_condition() FROM PUBLIC;
 -- The row is appended only where fencing.audit_here_condition() holds, in the same remote statement (no extra round
 -- trip, nothing a cancel could separate): a connection that reached another server writes nothing there and is
 -- closed, and the next target is tried.
--- A cancel (statement_timeout, pg_cancel_backend) processed before the row was sent is caught once and the audit is
--- done all the same (the statement then ends with the fence's error, not 57014). One processed once the row was being
--- sent is passed on: the row may have been committed or not, it is never sent twice (the counter shows a missing one).
--- A second cancel is passed on too. dblink's calls block, so a cancel arriving during one is processed after it.
+-- A cancel (statement_timeout, pg_cancel_backend) processed in here is caught once and the audit is finished all the
+-- same; the statement then ends with the fence's error, not 57014. dblink's calls block, so a cancel arriving during
+-- one is processed after it returns: whether the row was committed is then asked of the audit connection, which
+-- remembers the token of the last statement it committed (fencing_audit.sent, a session setting of that connection:
+-- rolled back with a failed statement). Committed: done. Not committed: sent again. No answer: the cancel is passed
+-- on (57014); the row is then committed or missing, never sent twice, and a missing one shows in the counter.
+-- A second cancel is passed on too.
 CREATE OR REPLACE FUNCTION fencing.audit_autonomously(
     p_resource text, p_offered_term bigint, p_leader_id text, p_table_name text, p_operation text, p_reason text)
 RETURNS boolean
@@ -362,6 +365,7 @@ SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
   c_conn    constant text := 'fencing_audit';
+  c_elsewhere constant text := 'the audit connection reached another server, not this one (the foreign server fencing_audit_loopback names another server; after a failover, the old primary)';
   v_claim   record;
   v_schema  text;
   v_target  text;
@@ -373,97 +377,130 @@ DECLARE
   v_connects integer;
   v_refusal text;
   v_sent    boolean := false;
+  v_token   text := gen_random_uuid()::text;
+  v_seen    text;
+  v_unknown boolean;
+  v_counted boolean := false;
 BEGIN
-  v_claim := fencing.check_rejection_claim(p_resource, p_offered_term, p_leader_id, p_table_name, p_operation, p_reason, true);
-  v_fields := format('resource=%s offered_term=%s highest_accepted=%s leader_id=%s table=%s operation=%s reason=%s db_user=%s application_name=%s rejected_at=%s',
-                     quote_nullable(p_resource), coalesce(p_offered_term::text, 'NULL'), coalesce(v_claim.mark::text, 'NULL'),
-                     quote_nullable(p_leader_id), quote_nullable(p_table_name), quote_nullable(p_operation),
-                     quote_nullable(v_claim.reason), quote_literal(session_user), quote_literal(current_setting('application_name')),
-                     clock_timestamp());
-  IF v_claim.refusal IS NOT NULL THEN
-    RAISE WARNING 'fencing: audit claim refused, not recorded (%): %', v_claim.refusal, v_fields;
-    RETURN false;
-  END IF;
-  PERFORM nextval(format('fencing.%I', 'rejections_' || v_claim.reason)::regclass);
-
-  SELECT n.nspname INTO v_schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'dblink';
-  IF v_schema IS NULL THEN
-    v_why := 'dblink is not installed';
-  ELSE
-    v_sql := format('SELECT CASE WHEN %s THEN fencing.append_trigger_rejection(%L, %s, %s, %L, %L, %L, %L, %L, %L) END',
-                    fencing.audit_here_condition(),
-                    p_resource, coalesce(p_offered_term::text, 'NULL'), coalesce(v_claim.mark::text, 'NULL'), p_leader_id,
-                    p_table_name, p_operation, v_claim.reason, session_user, current_setting('application_name'));
-    -- Checked before a kept connection is reused too: whoever could open one named fencing_audit could have.
-    v_refusal := fencing.audit_dblink_refusal();
-    FOR v_round IN 1..2 LOOP   -- the second round only after a cancel caught before the row was sent
-      BEGIN
-        EXECUTE format('SELECT %L = ANY (coalesce(%I.dblink_get_connections(), ARRAY[]::text[]))', c_conn, v_schema) INTO v_open;
-        v_connects := 0;
-        -- Up to three attempts: the kept connection may have died since its last use (server restart, idle timeout, a
-        -- DBA terminating it); then a new one to the configured target; then, when that fails too or reaches another
-        -- server (after a failover it names the old primary), one to this server's own address (audit_self_target()).
-        FOR v_attempt IN 1..3 LOOP
-          BEGIN
-            IF v_refusal IS NOT NULL THEN
-              v_why := v_refusal;
-              EXIT;
-            END IF;
-            IF NOT v_open THEN
-              IF v_connects = 0 THEN
-                v_target := fencing.audit_connection_target();
-                IF v_target IS NULL THEN
-                  v_why := format('no audit writer configured (run SELECT fencing.configure_audit_writer(...) as %s) and %s is not a superuser',
-                                  current_user, current_user);
-                  EXIT;
-                END IF;
-              ELSIF v_connects = 1 THEN
-                v_target := fencing.audit_self_target();
-                EXIT WHEN v_target IS NULL;
-              ELSE
+  FOR v_round IN 1..2 LOOP   -- the second round only after a cancel caught before the row was committed
+    BEGIN
+      IF v_fields IS NULL THEN
+        v_claim := fencing.check_rejection_claim(p_resource, p_offered_term, p_leader_id, p_table_name, p_operation, p_reason, true);
+        v_fields := format('resource=%s offered_term=%s highest_accepted=%s leader_id=%s table=%s operation=%s reason=%s db_user=%s application_name=%s rejected_at=%s',
+                           quote_nullable(p_resource), coalesce(p_offered_term::text, 'NULL'), coalesce(v_claim.mark::text, 'NULL'),
+                           quote_nullable(p_leader_id), quote_nullable(p_table_name), quote_nullable(p_operation),
+                           quote_nullable(v_claim.reason), quote_literal(session_user), quote_literal(current_setting('application_name')),
+                           clock_timestamp());
+      END IF;
+      IF v_claim.refusal IS NOT NULL THEN
+        RAISE WARNING 'fencing: audit claim refused, not recorded (%): %', v_claim.refusal, v_fields;
+        RETURN false;
+      END IF;
+      IF NOT v_counted THEN
+        -- A cancel between the bump and the flag makes the next round bump again: an over-count, never a row
+        -- without its count.
+        PERFORM nextval(format('fencing.%I', 'rejections_' || v_claim.reason)::regclass);
+        v_counted := true;
+      END IF;
+      IF v_sql IS NULL THEN
+        SELECT n.nspname INTO v_schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'dblink';
+        IF v_schema IS NULL THEN
+          v_why := 'dblink is not installed';
+          EXIT;
+        END IF;
+        -- Checked before a kept connection is reused too: whoever could open one named fencing_audit could have.
+        v_refusal := fencing.audit_dblink_refusal();
+        -- One remote statement: the row only where the here-condition holds, and the token with the row's id (or '-').
+        v_sql := format('SELECT a.id, set_config(%L, %L || coalesce(a.id::text, %L), false)'
+                        ' FROM (SELECT CASE WHEN %s THEN fencing.append_trigger_rejection(%L, %s, %s, %L, %L, %L, %L, %L, %L) END AS id) a',
+                        'fencing_audit.sent', v_token || ':', '-', fencing.audit_here_condition(),
+                        p_resource, coalesce(p_offered_term::text, 'NULL'), coalesce(v_claim.mark::text, 'NULL'), p_leader_id,
+                        p_table_name, p_operation, v_claim.reason, session_user, current_setting('application_name'));
+      END IF;
+      EXECUTE format('SELECT %L = ANY (coalesce(%I.dblink_get_connections(), ARRAY[]::text[]))', c_conn, v_schema) INTO v_open;
+      v_connects := 0;
+      -- Up to three attempts: the kept connection may have died since its last use (server restart, idle timeout, a
+      -- DBA terminating it); then a new one to the configured target; then, when that fails too or reaches another
+      -- server (after a failover it names the old primary), one to this server's own address (audit_self_target()).
+      FOR v_attempt IN 1..3 LOOP
+        BEGIN
+          IF v_refusal IS NOT NULL THEN
+            v_why := v_refusal;
+            EXIT;
+          END IF;
+          IF NOT v_open THEN
+            IF v_connects = 0 THEN
+              v_target := fencing.audit_connection_target();
+              IF v_target IS NULL THEN
+                v_why := format('no audit writer configured (run SELECT fencing.configure_audit_writer(...) as %s) and %s is not a superuser',
+                                current_user, current_user);
                 EXIT;
               END IF;
-              v_connects := v_connects + 1;
-              EXECUTE format('SELECT %I.dblink_connect(%L, $1)', v_schema, c_conn) USING v_target;
-              v_open := true;
+            ELSIF v_connects = 1 THEN
+              v_target := fencing.audit_self_target();
+              EXIT WHEN v_target IS NULL;
+            ELSE
+              EXIT;
             END IF;
-            v_sent := true;
-            EXECUTE format('SELECT t.id FROM %I.dblink(%L, $1) AS t(id bigint)', v_schema, c_conn) USING v_sql INTO v_id;
-            IF v_id IS NOT NULL THEN
-              RETURN true;   -- v_sent stays true until here: a cancel on the way cannot make the row be sent again
-            END IF;
-            v_sent := false;   -- that server wrote nothing
-            v_why := concat_ws('; ', v_why, 'the audit connection reached another server, not this one (the foreign server fencing_audit_loopback names another server; after a failover, the old primary)');
-            EXECUTE format('SELECT %I.dblink_disconnect(%L)', v_schema, c_conn);
+            v_connects := v_connects + 1;
+            EXECUTE format('SELECT %I.dblink_connect(%L, $1)', v_schema, c_conn) USING v_target;
+            v_open := true;
+          END IF;
+          v_sent := true;
+          EXECUTE format('SELECT t.id FROM %I.dblink(%L, $1) AS t(id bigint, sent text)', v_schema, c_conn) USING v_sql INTO v_id;
+          IF v_id IS NOT NULL THEN
+            RETURN true;   -- v_sent stays true until here: a cancel on the way cannot make the row be sent again
+          END IF;
+          v_sent := false;   -- that server wrote nothing
+          v_why := concat_ws('; ', v_why, c_elsewhere);
+          EXECUTE format('SELECT %I.dblink_disconnect(%L)', v_schema, c_conn);
+          v_open := false;
+        EXCEPTION WHEN OTHERS THEN   -- not query_canceled: OTHERS does not catch it
+          v_sent := false;
+          v_why := concat_ws('; ', v_why, format('dblink failed: %s', SQLERRM));
+          IF v_open THEN
+            BEGIN
+              EXECUTE format('SELECT %I.dblink_disconnect(%L)', v_schema, c_conn);
+            EXCEPTION WHEN OTHERS THEN
+              NULL;   -- already gone
+            END;
             v_open := false;
-          EXCEPTION WHEN OTHERS THEN   -- not query_canceled: OTHERS does not catch it
-            v_sent := false;
-            v_why := concat_ws('; ', v_why, format('dblink failed: %s', SQLERRM));
-            IF v_open THEN
-              BEGIN
-                EXECUTE format('SELECT %I.dblink_disconnect(%L)', v_schema, c_conn);
-              EXCEPTION WHEN OTHERS THEN
-                NULL;   -- already gone
-              END;
-              v_open := false;
-            END IF;
-          END;
-        END LOOP;
-        EXIT;
-      EXCEPTION WHEN query_canceled THEN
-        IF v_sent OR v_round = 2 THEN
-          -- Sent (committed there or not: never sent twice) or canceled again: the statement ends canceled. Close the
-          -- connection, whatever state the cancel left it in; the next rejection opens a new one.
-          BEGIN
-            EXECUTE format('SELECT %I.dblink_disconnect(%L)', v_schema, c_conn);
-          EXCEPTION WHEN OTHERS THEN
-            NULL;
-          END;
-          RAISE;
+          END IF;
+        END;
+      END LOOP;
+      EXIT;
+    EXCEPTION WHEN query_canceled THEN
+      v_unknown := v_round = 2;
+      v_seen := NULL;
+      IF v_sent AND NOT v_unknown THEN
+        BEGIN
+          EXECUTE format('SELECT t.v FROM %I.dblink(%L, %L) AS t(v text)', v_schema, c_conn,
+                         'SELECT current_setting(''fencing_audit.sent'', true)') INTO v_seen;
+        EXCEPTION WHEN OTHERS THEN
+          v_unknown := true;
+        END;
+        IF NOT v_unknown AND v_seen LIKE v_token || ':%' AND v_seen <> v_token || ':-' THEN
+          RETURN true;                   -- committed here before the cancel was processed
         END IF;
-      END;
-    END LOOP;
-  END IF;
+        IF v_seen = v_token || ':-' THEN
+          v_why := concat_ws('; ', v_why, c_elsewhere);
+        END IF;
+      END IF;
+      IF v_unknown OR v_seen = v_token || ':-' THEN
+        -- Another server, or a connection that cannot say (or canceled again): closed, whatever state the cancel
+        -- left it in; the next round, or the next rejection, opens a new one.
+        BEGIN
+          EXECUTE format('SELECT %I.dblink_disconnect(%L)', v_schema, c_conn);
+        EXCEPTION WHEN OTHERS THEN
+          NULL;
+        END;
+      END IF;
+      IF v_unknown THEN
+        RAISE;                           -- committed or missing (counted), never sent twice: the statement ends canceled
+      END IF;
+      v_sent := false;                   -- not committed: the next round sends it
+    END;
+  END LOOP;
   RAISE WARNING 'fencing: rejected write not audited in fencing.rejected_write (%): %', v_why, v_fields;
   RETURN false;
 END
