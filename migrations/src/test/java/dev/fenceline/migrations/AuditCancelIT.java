@@ -8,11 +8,14 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -48,7 +51,7 @@ class AuditCancelIT {
                     s.execute("SET statement_timeout = '" + timeoutMs + "ms'");
                     for (int w = 0; w < WRITES_PER_CONNECTION; w++) {
                         term++;
-                        s.execute("SET fencing.term = '" + term + "'");
+                        setDespiteTheTimeout(s, "SET fencing.term = '" + term + "'");
                         try {
                             s.execute("INSERT INTO payment VALUES (" + term + ", 1)");
                             fail("the stale write with term " + term + " was accepted");
@@ -108,5 +111,75 @@ class AuditCancelIT {
             assertThat(outcomeByTerm.values()).as("the timeouts were short enough to cancel some statements")
                     .contains("57014");
         }
+    }
+
+    /**
+     * The cancel arrives while the row is on its way: the audit writer's INSERT waits for a lock held by a DBA session
+     * when the application role's statement is canceled. dblink's call blocks, so the cancel is processed once the row
+     * has been committed; the audit then learns from the audit connection that it was, and the statement ends with
+     * the fence's error, the rejection audited once.
+     */
+    @Test
+    void aCancelWhileTheRowIsBeingSentEndsWithTheFencesErrorAndTheRowAuditedOnce() throws Exception {
+        try (PostgresServer server = PostgresServer.start(PostgresServer.Options.defaults());
+             AuditFixture f = AuditFixture.superuserOwned(server, "audit_cancel_send", true);
+             Connection dba = f.asSuperuser(); Statement d = dba.createStatement();
+             Connection locker = f.asSuperuser(); Statement l = locker.createStatement();
+             Connection app = f.asApp("cancel-while-sending"); Statement s = app.createStatement()) {
+            String appPid = AuditFixture.text(s, "SELECT pg_backend_pid()");
+            s.execute("SET fencing.term = '4'");
+            locker.setAutoCommit(false);
+            l.execute("LOCK TABLE fencing.rejected_write IN EXCLUSIVE MODE");
+
+            CompletableFuture<SQLException> write = CompletableFuture.supplyAsync(() -> {
+                try {
+                    s.execute("INSERT INTO payment VALUES (1, 1)");
+                    return null;
+                } catch (SQLException e) {
+                    return e;
+                }
+            });
+            awaitTrue(d, "SELECT count(*) = 1 FROM pg_stat_activity WHERE application_name = 'fencing_audit'"
+                    + " AND wait_event_type = 'Lock' AND datname = current_database()");
+            assertThat(AuditFixture.text(d, "SELECT pg_cancel_backend(" + appPid + ")")).isEqualTo("t");
+            locker.commit();
+
+            SQLException e = write.get(60, TimeUnit.SECONDS);
+            if (e == null) {
+                fail("the stale write was accepted");
+            }
+            assertThat(e.getSQLState()).as(e.getMessage()).isEqualTo("FL001");
+            assertThat(e.getMessage()).contains("audited=t");
+            assertThat(f.count("SELECT count(*) FROM fencing.rejected_write WHERE source = 'trigger'"
+                    + " AND application_name = 'cancel-while-sending' AND offered_term = 4")).isEqualTo(1);
+            assertThat(f.count("SELECT trigger_counted FROM fencing.rejection_counts WHERE reason = 'stale_term'"))
+                    .isEqualTo(1);
+            assertThat(f.count("SELECT count(*) FROM public.payment")).isZero();
+        }
+    }
+
+    /** A SET can itself outlast a 1 ms statement_timeout (then it is rolled back): repeated until it took effect. */
+    private static void setDespiteTheTimeout(Statement s, String sql) throws SQLException {
+        for (int i = 0; ; i++) {
+            try {
+                s.execute(sql);
+                return;
+            } catch (SQLException e) {
+                if (!"57014".equals(e.getSQLState()) || i == 100) {
+                    throw e;
+                }
+            }
+        }
+    }
+
+    private static void awaitTrue(Statement s, String sql) throws SQLException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (System.nanoTime() < deadline) {
+            if ("t".equals(AuditFixture.text(s, sql))) {
+                return;
+            }
+            Thread.onSpinWait();
+        }
+        throw new AssertionError("not true within 30 s: " + sql);
     }
 }
