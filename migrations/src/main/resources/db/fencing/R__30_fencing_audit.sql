@@ -15,6 +15,15 @@
 --  * Every trigger-mode rejection bumps the sequence of its reason BEFORE the row is sent: nextval() survives the
 --    rollback, so fencing.rejection_counts shows rejections whose row could not be committed. Those rows are also
 --    written to the server log as one WARNING line with every field ("fencing: rejected write not audited").
+--  * The row is committed on THIS server or not at all: the remote statement appends it only if that server has this
+--    backend (its pid holding this transaction's virtual transaction id in pg_locks). A connection reaching another
+--    server (the old primary, still running after a failover) writes nothing and the next target is tried.
+--  * A cancel (statement_timeout, pg_cancel_backend) never commits the stale write and never sends a row twice.
+--    Processed before the audit began: the statement ends with 57014, no count, no row (the fence had not decided).
+--    Processed during the audit: caught once and the audit finished (row and count), the statement ends with the
+--    fence's error. Only a second cancel, or an audit connection that cannot say whether the row was committed, ends
+--    the statement with 57014 after the count: then the row is there or trigger_not_audited shows it, with no WARNING.
+--    A cancel between the counter's bump and its flag can count one rejection twice (an over-count, as after a crash).
 
 -- The reasons a rejection may carry (fencing.rejected_write.reason; later versions may add to the table's CHECK).
 CREATE OR REPLACE FUNCTION fencing.rejection_reasons()
@@ -411,7 +420,7 @@ BEGIN
         -- Checked before a kept connection is reused too: whoever could open one named fencing_audit could have.
         v_refusal := fencing.audit_dblink_refusal();
         -- One remote statement: the row only where the here-condition holds, and the token with the row's id (or '-').
-        v_sql := format('SELECT a.id, set_config(%L, %L || coalesce(a.id::text, %L), false)'
+        v_sql := format('SELECT a.id, pg_catalog.set_config(%L, %L || coalesce(a.id::text, %L), false)'
                         ' FROM (SELECT CASE WHEN %s THEN fencing.append_trigger_rejection(%L, %s, %s, %L, %L, %L, %L, %L, %L) END AS id) a',
                         'fencing_audit.sent', v_token || ':', '-', fencing.audit_here_condition(),
                         p_resource, coalesce(p_offered_term::text, 'NULL'), coalesce(v_claim.mark::text, 'NULL'), p_leader_id,
@@ -475,7 +484,7 @@ BEGIN
       IF v_sent AND NOT v_unknown THEN
         BEGIN
           EXECUTE format('SELECT t.v FROM %I.dblink(%L, %L) AS t(v text)', v_schema, c_conn,
-                         'SELECT current_setting(''fencing_audit.sent'', true)') INTO v_seen;
+                         'SELECT pg_catalog.current_setting(''fencing_audit.sent'', true)') INTO v_seen;
         EXCEPTION WHEN OTHERS THEN
           v_unknown := true;
         END;
