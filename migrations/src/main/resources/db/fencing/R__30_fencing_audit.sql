@@ -23,7 +23,6 @@
 --    Processed during the audit: caught once and the audit finished (row and count), the statement ends with the
 --    fence's error. Only a second cancel, or an audit connection that cannot say whether the row was committed, ends
 --    the statement with 57014 after the count: then the row is there or trigger_not_audited shows it, with no WARNING.
---    A cancel between the counter's bump and its flag can count one rejection twice (an over-count, as after a crash).
 
 -- The reasons a rejection may carry (fencing.rejected_write.reason; later versions may add to the table's CHECK).
 CREATE OR REPLACE FUNCTION fencing.rejection_reasons()
@@ -406,10 +405,9 @@ BEGIN
         RETURN false;
       END IF;
       IF NOT v_counted THEN
-        -- A cancel between the bump and the flag makes the next round bump again: an over-count, never a row
-        -- without its count.
-        PERFORM nextval(format('fencing.%I', 'rejections_' || v_claim.reason)::regclass);
-        v_counted := true;
+        -- One simple expression: no interrupt is processed between the bump and the flag (a PERFORM would leave the
+        -- end of its statement in between, and a cancel there would count the rejection twice in the next round).
+        v_counted := nextval(format('fencing.%I', 'rejections_' || v_claim.reason)::regclass) > 0;
       END IF;
       IF v_sql IS NULL THEN
         SELECT n.nspname INTO v_schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'dblink';
