@@ -19,7 +19,7 @@
 --    backend (its pid holding this transaction's virtual transaction id in pg_locks). A connection reaching another
 --    server (the old primary, still running after a failover) writes nothing and the next target is tried.
 --  * A cancel (statement_timeout, pg_cancel_backend) never commits the stale write and never sends a row twice.
---    Processed before the audit began: the statement ends with 57014, no count, no row (the fence had not decided).
+--    Processed before the audit began: the statement ends with 57014, no count, no row (nothing counted it yet).
 --    Processed during the audit: caught once and the audit finished (row and count), the statement ends with the
 --    fence's error. Only a second cancel, or an audit connection that cannot say whether the row was committed, ends
 --    the statement with 57014 after the count: then the row is there or trigger_not_audited shows it, with no WARNING.
