@@ -32,12 +32,9 @@ class AuditFollowsTheServerIT {
                 primary.crash();
                 standby.promote();
 
-                Properties p = new Properties();
-                p.setProperty("user", APP);
-                p.setProperty("password", APP_PASSWORD);
-                p.setProperty("ApplicationName", "after-failover");
                 String url = "jdbc:postgresql://" + standby.host() + ":" + standby.port() + "/" + database;
-                try (Connection c = DriverManager.getConnection(url, p); Statement s = c.createStatement()) {
+                try (Connection c = DriverManager.getConnection(url, appLogin("after-failover"));
+                     Statement s = c.createStatement()) {
                     s.execute("SET fencing.term = '4'");
                     assertThatThrownBy(() -> s.execute("INSERT INTO payment VALUES (1, 1)"))
                             .isInstanceOfSatisfying(SQLException.class, e -> {
@@ -73,7 +70,8 @@ class AuditFollowsTheServerIT {
 
                 String url = "jdbc:postgresql://" + standby.host() + ":" + standby.port() + "/" + database;
                 for (int attempt = 1; attempt <= 2; attempt++) {   // the second reuses the backend's kept connection
-                    try (Connection c = DriverManager.getConnection(url, appLogin("split-brain")); Statement s = c.createStatement()) {
+                    try (Connection c = DriverManager.getConnection(url, appLogin("split-brain"));
+                         Statement s = c.createStatement()) {
                         s.execute("SET fencing.term = '4'");
                         for (int write = 1; write <= 2; write++) {
                             int id = attempt * 10 + write;
