@@ -8,10 +8,15 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fenceline.testkit.PostgresServer;
 import dev.fenceline.testkit.PostgresStandby;
+import dev.fenceline.testkit.Processes;
+import java.nio.file.Files;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
 import java.util.Properties;
 import org.junit.jupiter.api.Test;
 
@@ -94,9 +99,31 @@ class AuditFollowsTheServerIT {
                                     + standby.port())
                             .contains("reaches another server");
                 }
+
+                // A client on the local socket: the backend has no address of this server to follow, so the foreign
+                // server is the only target, and it reaches the old primary. Nothing is written there; the rejection
+                // is counted and logged here, with the reason.
+                Processes.Result psql = Processes.run(List.of(standby.binDir().resolve("psql").toString(), "-X",
+                                "-v", "ON_ERROR_STOP=1", "-h", standby.socketDirectory().toString(),
+                                "-p", Integer.toString(standby.port()), "-U", APP, "-d", database,
+                                "-c", "SET fencing.term = '4'", "-c", "INSERT INTO payment VALUES (99, 1)"),
+                        Duration.ofSeconds(30), null,
+                        Map.of("PGPASSWORD", APP_PASSWORD, "PGAPPNAME", "split-brain-socket"));
+                assertThat(psql.ok()).as(psql.stdout()).isFalse();
+                assertThat(psql.stderr()).contains("audited=f");
+                try (Connection c = standby.superuserConnection(database); Statement s = c.createStatement()) {
+                    assertThat(AuditFixture.text(s, "SELECT count(*) FROM fencing.rejected_write"
+                            + " WHERE application_name = 'split-brain-socket'")).isEqualTo("0");
+                    assertThat(AuditFixture.text(s, "SELECT trigger_not_audited FROM fencing.rejection_counts"
+                            + " WHERE reason = 'stale_term'")).isEqualTo("1");
+                }
+                assertThat(Files.readString(standby.logFile())).contains("fencing: rejected write not audited in"
+                        + " fencing.rejected_write (the audit connection reached another server, not this one");
+
                 try (Connection c = primary.superuserConnection(database); Statement s = c.createStatement()) {
                     assertThat(AuditFixture.text(s, "SELECT pg_is_in_recovery()")).isEqualTo("f");
                     assertThat(AuditFixture.text(s, rows)).isEqualTo("0");
+                    assertThat(AuditFixture.text(s, "SELECT count(*) FROM fencing.rejected_write")).isEqualTo("0");
                     assertThat(AuditFixture.text(s, "SELECT fencing.audit_path()"))
                             .isEqualTo("dblink as fencing_auditor_writer (foreign server fencing_audit_loopback)");
                 }
