@@ -94,6 +94,9 @@ class AuditFollowsTheServerIT {
                     assertThat(AuditFixture.text(s, rows)).isEqualTo("4");
                     assertThat(AuditFixture.text(s, "SELECT trigger_not_audited FROM fencing.rejection_counts"
                             + " WHERE reason = 'stale_term'")).isEqualTo("0");
+                    // The application role can neither compute the condition for another backend nor send it.
+                    assertThat(AuditFixture.text(s, "SELECT has_function_privilege('" + APP
+                            + "', 'fencing.audit_here_condition()', 'EXECUTE')")).isEqualTo("f");
                     assertThat(AuditFixture.text(s, "SELECT fencing.audit_path()"))
                             .startsWith("dblink as fencing_auditor_writer (this server's own address 127.0.0.1:"
                                     + standby.port())
