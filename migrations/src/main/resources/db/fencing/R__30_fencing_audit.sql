@@ -15,9 +15,10 @@
 --  * Every trigger-mode rejection bumps the sequence of its reason BEFORE the row is sent: nextval() survives the
 --    rollback, so fencing.rejection_counts shows rejections whose row could not be committed. Those rows are also
 --    written to the server log as one WARNING line with every field ("fencing: rejected write not audited").
---  * The row is committed on THIS server or not at all: the remote statement appends it only if that server has this
---    backend (its pid holding this transaction's virtual transaction id in pg_locks). A connection reaching another
---    server (the old primary, still running after a failover) writes nothing and the next target is tried.
+--  * The row is committed in THIS database of THIS server or not at all: an audit connection is used only after its far
+--    end showed this backend (its pid holding this transaction's virtual transaction id in pg_locks), checked once
+--    when the connection is opened. One reaching another server (the old primary, still running after a failover) is
+--    closed unused and the next target is tried.
 --  * A cancel (statement_timeout, pg_cancel_backend) never commits the stale write and never sends a row twice.
 --    Processed before the audit began: the statement ends with 57014, no count, no row (nothing counted it yet).
 --    Processed during the audit: caught once and the audit finished (row and count), the statement ends with the
@@ -331,10 +332,10 @@ END
 $fn$;
 REVOKE ALL ON FUNCTION fencing.audit_self_target() FROM PUBLIC;
 
--- A condition, to send to the far end of an audit connection, that is true only on THIS server, while this backend's
--- transaction runs: pg_locks there lists this backend's pid holding this transaction's own virtual transaction id
--- (pg_locks shows pid and virtualxid of every backend to every role; pg_stat_activity hides backend_start of other
--- roles' sessions, so the audit writer could not check that). Another server with the same data (the old primary
+-- A condition, to send to the far end of an audit connection, that is true only in THIS database of THIS server, while
+-- this backend's transaction runs: pg_locks there lists this backend's pid holding this transaction's own virtual
+-- transaction id (pg_locks shows pid and virtualxid of every backend to every role; pg_stat_activity hides
+-- backend_start of other roles' sessions, so the audit writer could not check that). Another server with the same data (the old primary
 -- after a failover, still running) has no backend with this pid in this transaction. Computed here, from this
 -- backend's own facts, and evaluated there by the audit writer: the session cannot choose either side.
 CREATE OR REPLACE FUNCTION fencing.audit_here_condition()
@@ -343,8 +344,9 @@ LANGUAGE sql
 STABLE
 SET search_path = pg_catalog, pg_temp
 AS $fn$
-SELECT format('EXISTS (SELECT 1 FROM pg_catalog.pg_locks WHERE locktype = %L AND mode = %L AND granted AND pid = %s AND virtualxid = %L)',
-              'virtualxid', 'ExclusiveLock', pg_backend_pid(),
+SELECT format('pg_catalog.current_database() = %L AND EXISTS (SELECT 1 FROM pg_catalog.pg_locks'
+              ' WHERE locktype = %L AND mode = %L AND granted AND pid = %s AND virtualxid = %L)',
+              current_database(), 'virtualxid', 'ExclusiveLock', pg_backend_pid(),
               (SELECT l.virtualxid FROM pg_locks l
                 WHERE l.locktype = 'virtualxid' AND l.mode = 'ExclusiveLock' AND l.granted AND l.pid = pg_backend_pid() LIMIT 1))
 $fn$;
@@ -354,9 +356,10 @@ REVOKE ALL ON FUNCTION fencing.audit_here_condition() FROM PUBLIC;
 -- audit connection. Returns true when the row was committed; otherwise writes one WARNING line with every field to
 -- the server log. Either way the reason's counter (a sequence) has been bumped, unless the claim is not true.
 -- Called by the guard (as the writing role) and by enter() (as the owner): the claim is checked either way.
--- The row is appended only where fencing.audit_here_condition() holds, in the same remote statement (no extra round
--- trip, nothing a cancel could separate): a connection that reached another server writes nothing there and is
--- closed, and the next target is tried.
+-- A connection is used only once fencing.audit_here_condition() held at its far end, checked once when this function
+-- opens it (a kept connection was opened and checked here, by this backend: nobody else can open one while
+-- audit_dblink_refusal() is NULL): one that reaches another server is closed unused and the next target is tried;
+-- one a cancel caught between opening and checking is closed too.
 -- A cancel (statement_timeout, pg_cancel_backend) processed in here is caught once and the audit is finished all the
 -- same; the statement then ends with the fence's error, not 57014. dblink's calls block, so a cancel arriving during
 -- one is processed after it returns: whether the row was committed is then asked of the audit connection, which
@@ -389,6 +392,8 @@ DECLARE
   v_seen    text;
   v_unknown boolean;
   v_counted boolean := false;
+  v_unchecked boolean := false;
+  v_here    boolean;
 BEGIN
   FOR v_round IN 1..2 LOOP   -- the second round only after a cancel caught before the row was committed
     BEGIN
@@ -417,12 +422,12 @@ BEGIN
         END IF;
         -- Checked before a kept connection is reused too: whoever could open one named fencing_audit could have.
         v_refusal := fencing.audit_dblink_refusal();
-        -- One remote statement: the row only where the here-condition holds, and the token with the row's id (or '-').
-        v_sql := format('SELECT a.id, pg_catalog.set_config(%L, %L || coalesce(a.id::text, %L), false)'
-                        ' FROM (SELECT CASE WHEN %s THEN fencing.append_trigger_rejection(%L, %s, %s, %L, %L, %L, %L, %L, %L) END AS id) a',
-                        'fencing_audit.sent', v_token || ':', '-', fencing.audit_here_condition(),
+        -- One remote statement: the row, and this rejection's token in the audit connection's session.
+        v_sql := format('SELECT fencing.append_trigger_rejection(%L, %s, %s, %L, %L, %L, %L, %L, %L),'
+                        ' pg_catalog.set_config(%L, %L, false)',
                         p_resource, coalesce(p_offered_term::text, 'NULL'), coalesce(v_claim.mark::text, 'NULL'), p_leader_id,
-                        p_table_name, p_operation, v_claim.reason, session_user, current_setting('application_name'));
+                        p_table_name, p_operation, v_claim.reason, session_user, current_setting('application_name'),
+                        'fencing_audit.sent', v_token);
       END IF;
       EXECUTE format('SELECT %L = ANY (coalesce(%I.dblink_get_connections(), ARRAY[]::text[]))', c_conn, v_schema) INTO v_open;
       v_connects := 0;
@@ -450,18 +455,23 @@ BEGIN
               EXIT;
             END IF;
             v_connects := v_connects + 1;
+            v_unchecked := true;
             EXECUTE format('SELECT %I.dblink_connect(%L, $1)', v_schema, c_conn) USING v_target;
             v_open := true;
+            EXECUTE format('SELECT t.here FROM %I.dblink(%L, $1) AS t(here boolean)', v_schema, c_conn)
+              USING 'SELECT ' || fencing.audit_here_condition() INTO v_here;
+            IF NOT v_here THEN
+              v_why := concat_ws('; ', v_why, c_elsewhere);
+              EXECUTE format('SELECT %I.dblink_disconnect(%L)', v_schema, c_conn);
+              v_open := false;
+              v_unchecked := false;
+              CONTINUE;
+            END IF;
+            v_unchecked := false;
           END IF;
           v_sent := true;
           EXECUTE format('SELECT t.id FROM %I.dblink(%L, $1) AS t(id bigint, sent text)', v_schema, c_conn) USING v_sql INTO v_id;
-          IF v_id IS NOT NULL THEN
-            RETURN true;   -- v_sent stays true until here: a cancel on the way cannot make the row be sent again
-          END IF;
-          v_sent := false;   -- that server wrote nothing
-          v_why := concat_ws('; ', v_why, c_elsewhere);
-          EXECUTE format('SELECT %I.dblink_disconnect(%L)', v_schema, c_conn);
-          v_open := false;
+          RETURN true;   -- v_sent stays true until here: a cancel on the way cannot make the row be sent again
         EXCEPTION WHEN OTHERS THEN   -- not query_canceled: OTHERS does not catch it
           v_sent := false;
           v_why := concat_ws('; ', v_why, format('dblink failed: %s', SQLERRM));
@@ -473,6 +483,7 @@ BEGIN
             END;
             v_open := false;
           END IF;
+          v_unchecked := false;   -- only now: a cancel before the disconnect still finds it set
         END;
       END LOOP;
       EXIT;
@@ -486,21 +497,19 @@ BEGIN
         EXCEPTION WHEN OTHERS THEN
           v_unknown := true;
         END;
-        IF NOT v_unknown AND v_seen LIKE v_token || ':%' AND v_seen <> v_token || ':-' THEN
-          RETURN true;                   -- committed here before the cancel was processed
-        END IF;
-        IF v_seen = v_token || ':-' THEN
-          v_why := concat_ws('; ', v_why, c_elsewhere);
+        IF NOT v_unknown AND v_seen = v_token THEN
+          RETURN true;                   -- committed before the cancel was processed
         END IF;
       END IF;
-      IF v_unknown OR v_seen = v_token || ':-' THEN
-        -- Another server, or a connection that cannot say (or canceled again): closed, whatever state the cancel
+      IF v_unknown OR v_unchecked THEN
+        -- Not checked yet, or a connection that cannot say (or canceled again): closed, whatever state the cancel
         -- left it in; the next round, or the next rejection, opens a new one.
         BEGIN
           EXECUTE format('SELECT %I.dblink_disconnect(%L)', v_schema, c_conn);
         EXCEPTION WHEN OTHERS THEN
           NULL;
         END;
+        v_unchecked := false;
       END IF;
       IF v_unknown THEN
         RAISE;                           -- committed or missing (counted), never sent twice: the statement ends canceled
