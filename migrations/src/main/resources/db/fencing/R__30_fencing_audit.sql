@@ -335,9 +335,9 @@ REVOKE ALL ON FUNCTION fencing.audit_self_target() FROM PUBLIC;
 -- A condition, to send to the far end of an audit connection, that is true only in THIS database of THIS server, while
 -- this backend's transaction runs: pg_locks there lists this backend's pid holding this transaction's own virtual
 -- transaction id (pg_locks shows pid and virtualxid of every backend to every role; pg_stat_activity hides
--- backend_start of other roles' sessions, so the audit writer could not check that). Another server with the same data (the old primary
--- after a failover, still running) has no backend with this pid in this transaction. Computed here, from this
--- backend's own facts, and evaluated there by the audit writer: the session cannot choose either side.
+-- backend_start of other roles' sessions, so the audit writer could not check that). Another server with the same
+-- data (the old primary after a failover, still running) has no backend with this pid in this transaction. Computed
+-- here, from this backend's own facts, and evaluated there by the audit writer: the session cannot choose either side.
 CREATE OR REPLACE FUNCTION fencing.audit_here_condition()
 RETURNS text
 LANGUAGE sql
@@ -410,8 +410,9 @@ BEGIN
         RETURN false;
       END IF;
       IF NOT v_counted THEN
-        -- One simple expression: no interrupt is processed between the bump and the flag (a PERFORM would leave the
-        -- end of its statement in between, and a cancel there would count the rejection twice in the next round).
+        -- One assignment, which PL/pgSQL evaluates as a simple expression without the executor's interrupt checks
+        -- around it: a PERFORM would leave the end of its statement between the bump and the flag, and a cancel
+        -- processed there would count the rejection twice in the next round.
         v_counted := nextval(format('fencing.%I', 'rejections_' || v_claim.reason)::regclass) > 0;
       END IF;
       IF v_sql IS NULL THEN
