@@ -78,8 +78,9 @@ public final class GenerateJooq {
                                         + "|unregister_protected|children_protected_automatically|protect_one|descendants"
                                         + "|protect_new_children|forget_dropped_tables|install_event_triggers"
                                         // the audit's internals (R__30, V7)
+                                        + "|audit_here_condition"
                                         + "|check_rejection_claim|append_trigger_rejection|audit_dblink_refusal"
-                                        + "|audit_connection_target|audit_self_target|audit_here_condition|check_setting|rejection_reasons|configure_audit_writer"
+                                        + "|audit_connection_target|audit_self_target|check_setting|rejection_reasons|configure_audit_writer"
                                         + "|audit_path|rejections_.*"))
                         .withGenerate(new Generate()
                                 .withJavaTimeTypes(true)
