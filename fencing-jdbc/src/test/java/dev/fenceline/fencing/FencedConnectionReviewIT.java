@@ -508,6 +508,50 @@ class FencedConnectionReviewIT {
     }
 
     /**
+     * {@code FencedContext.dsl()} hands jOOQ the fenced connection itself, and jOOQ hands it on to the work
+     * ({@code DSLContext.connection}, and its own transaction API, which commits it): SQL sent there is not scanned and
+     * its {@code commit()} is not refused. The work ends the writer's transaction that way and goes on in a new one,
+     * which leaves the driver's state "in a transaction" as if nothing happened. The writer must not report that new
+     * transaction as the fenced one committed: it rolls it back and says what happened. What the work wrote before it
+     * ended the transaction was committed by the work, outside the writer's all-or-nothing, and the test says so.
+     */
+    @ParameterizedTest(name = "{0}, {1}")
+    @org.junit.jupiter.params.provider.CsvSource({"commit-and-chain, session", "commit-and-chain, stamped",
+        "commit-and-chain, transaction", "commit, session", "commit, transaction", "jooq-transaction, session",
+        "jooq-transaction, stamped"})
+    void workThatEndsTheWritersTransactionUnseenIsNotReportedAsCommitted(String route, String scope) {
+        String table = table("unseen_" + route.replace('-', '_') + "_" + scope);
+        FencedWriterConfig config = switch (scope) {
+            case "stamped" -> FencedWriterConfig.builder().stampTransactionTerm(true).build();
+            case "transaction" -> FencedWriterConfig.builder().enterScope(EnterScope.TRANSACTION).build();
+            default -> FencedWriterConfig.defaults();
+        };
+        String before = "UPDATE " + table + " SET note = 'before the end', fencing_term = 5 WHERE id = 1";
+        Throwable failed;
+        try (HikariDataSource pool = pool("leader-a")) {
+            FencedWriter writer = FencedWriter.create(pool, config);
+            failed = catchThrowable(() -> writer.run(FencingToken.of(resourceOf(table), 5, "a"), ctx -> {
+                switch (route) {
+                    case "commit-and-chain" -> {
+                        ctx.dsl().execute(before);
+                        ctx.dsl().connection(raw -> execute(raw, "COMMIT AND CHAIN"));
+                    }
+                    case "commit" -> {
+                        ctx.dsl().execute(before);
+                        ctx.dsl().connection(Connection::commit);
+                    }
+                    default -> ctx.dsl().transaction(nested -> org.jooq.impl.DSL.using(nested).execute(before));
+                }
+                ctx.dsl().execute("SELECT 1");      // goes on in whatever transaction the connection is in now
+            }));
+        }
+        assertThat(failed).as("the writer's outcome").isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("ended the writer's transaction");
+        assertThat(note(table, 1)).as("committed by the work itself, before the writer's COMMIT")
+                .isEqualTo("before the end");
+    }
+
+    /**
      * Another leader's advance terminates the work's session; the work swallows the resulting error and returns. The
      * connection was dead before COMMIT was sent, so nothing was committed: the transaction was rejected as deposed,
      * and is audited like one.
