@@ -39,6 +39,7 @@
 --   FL010 fencing.term would advance a resource that fencing.resource does not name
 --   FL011 an advance asked for outside READ COMMITTED
 --   FL012 an advance asked for while fencing.warm_up is on (the writer's warm-up: read-only, nothing changed)
+--   FL013 the transaction the writer is about to commit is not the one it began (its work ended that one itself)
 --   55P03 (lock_not_available) protect_table/unprotect_table could not get its lock within lock_timeout
 --   42501 a term offered by a session user outside fencing_app
 --
@@ -107,6 +108,23 @@ AS $fn$
                     AND l.objid = p_key::oid AND l.objsubid = 2 AND l.mode = 'ShareLock' AND l.granted)
 $fn$;
 
+-- The empty temporary table every session entering touches (see mark_entered), created on this session if absent. The
+-- one definition of it: mark_entered calls it, and so does the writer's warm start, ahead of a new leader's first
+-- entering (it is the largest single step of that entering on a loaded machine: catalog writes and a new file). Runs
+-- as its caller: it does nothing a role with TEMP on the database could not do itself.
+CREATE OR REPLACE FUNCTION fencing.session_entering_table()
+RETURNS void
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+BEGIN
+  IF pg_catalog.to_regclass('pg_temp.fencing_session_entering') IS NULL THEN
+    CREATE TEMPORARY TABLE fencing_session_entering (resource text);
+  END IF;
+END
+$fn$;
+
 -- Marks this backend entered for the resource at the term, in the given scope (the last step of every entering).
 CREATE OR REPLACE FUNCTION fencing.mark_entered(p_resource text, p_key bigint, p_term bigint, p_transaction_scoped boolean)
 RETURNS void
@@ -122,10 +140,8 @@ BEGIN
     -- A session entering must never be prepared: PREPARE keeps the session setting like a commit, while ROLLBACK
     -- PREPARED drops the registration, leaving an entered backend nobody knows of. PostgreSQL refuses to PREPARE a
     -- transaction that touched a temporary table, and no client can take that back (unlike a lock it can release),
-    -- so the entering touches one. (The writer's warm start creates the same table ahead, in session scope only.)
-    IF pg_catalog.to_regclass('pg_temp.fencing_session_entering') IS NULL THEN
-      CREATE TEMPORARY TABLE fencing_session_entering (resource text);
-    END IF;
+    -- so the entering touches one. (The writer's warm start creates it ahead, in session scope only.)
+    PERFORM fencing.session_entering_table();
     PERFORM 1 FROM pg_temp.fencing_session_entering LIMIT 1;
     PERFORM pg_stat_clear_snapshot();
     INSERT INTO fencing.entered_session AS e (resource, pid, backend_start, term)
@@ -481,11 +497,33 @@ $fn$;
 COMMENT ON FUNCTION fencing.enter_transaction(text, bigint, text) IS
   'Enters this transaction only (nothing is left on the session afterwards: safe behind PgBouncer transaction pooling). Same results and errors as fencing.enter().';
 
+-- The writer's last statement before its COMMIT, sent in the same message, so that the COMMIT runs only if this
+-- returns: the transaction must still be the one the writer began. A transaction's start (transaction_timestamp()) is
+-- fixed when it starts and taken anew by the next one on the backend, whatever ended the first (COMMIT AND CHAIN,
+-- COMMIT then BEGIN, a commit through a connection the writer does not guard), so the start the writer read in its
+-- own first statement identifies its transaction. Raises FL013 otherwise. Runs as its caller and only reads its
+-- caller's own transaction start; lean like enter_transaction (no SET clause, every name schema-qualified).
+CREATE OR REPLACE FUNCTION fencing.check_writers_transaction(p_started timestamptz)
+RETURNS void
+LANGUAGE plpgsql
+VOLATILE
+AS $fn$
+BEGIN
+  IF p_started IS NULL OR pg_catalog.transaction_timestamp() OPERATOR(pg_catalog.<>) p_started THEN
+    RAISE EXCEPTION USING ERRCODE = 'FL013',
+      MESSAGE = pg_catalog.format('fencing: the transaction about to commit (started %s) is not the one the writer began (started %s): the work ended that one itself',
+                                  pg_catalog.transaction_timestamp(), p_started);
+  END IF;
+END
+$fn$;
+
 REVOKE EXECUTE ON FUNCTION fencing.rejection_detail(text, bigint, bigint, boolean, text),
   fencing.reject(text, text, text, bigint, text, text, text, text, text),
   fencing.reject_term_conflict(text, bigint, text, text, text, text),
   fencing.holds_share(bigint),
   fencing.mark_entered(text, bigint, bigint, boolean),
+  fencing.session_entering_table(),
+  fencing.check_writers_transaction(timestamptz),
   fencing.advance(text, bigint, bigint, text, text, text),
   fencing.terminate_backend(integer, text, bigint),
   fencing.prepared_holding(text, bigint, boolean),
@@ -494,3 +532,5 @@ REVOKE EXECUTE ON FUNCTION fencing.rejection_detail(text, bigint, bigint, boolea
 GRANT EXECUTE ON FUNCTION fencing.enter_transaction(text, bigint, text) TO fencing_app;
 -- enter_transaction() runs as its caller and hands every case but the common one to enter_at().
 GRANT EXECUTE ON FUNCTION fencing.enter_at(text, bigint, text, boolean, boolean, text, text) TO fencing_app;
+-- Both run as their caller and do nothing it could not do itself: the writer's warm start and its check before COMMIT.
+GRANT EXECUTE ON FUNCTION fencing.session_entering_table(), fencing.check_writers_transaction(timestamptz) TO fencing_app;

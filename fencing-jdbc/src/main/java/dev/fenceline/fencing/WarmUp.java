@@ -62,13 +62,14 @@ final class WarmUp {
     /**
      * Session scope only, committed (autocommit): the empty temporary table that {@code fencing.mark_entered()} creates
      * at a server session's first session-scope entering, so that the new leader's first entering does not pay for it
-     * (catalog writes and a new file: the largest single step of the first entering on a loaded machine). The same
-     * definition as there; it is what that entering would leave on this session anyway. Behind a transaction pooler
-     * (transaction scope) nothing is left on a server session.
+     * (catalog writes and a new file: the largest single step of the first entering on a loaded machine). Made by the
+     * function that entering calls ({@code fencing.session_entering_table()}, the one definition of the table): it is
+     * what that entering would leave on this session anyway. Behind a transaction pooler (transaction scope) nothing is
+     * left on a server session.
      */
     static void sessionEnteringTable(Connection c) throws SQLException {
         try (Statement st = c.createStatement()) {
-            st.execute("CREATE TEMPORARY TABLE IF NOT EXISTS fencing_session_entering (resource text)");
+            st.execute("SELECT fencing.session_entering_table()");
         }
     }
 
@@ -107,6 +108,8 @@ final class WarmUp {
         try (Statement st = c.createStatement()) {
             st.execute("CREATE TEMPORARY TABLE fencing_warm_up (id bigint, note text, fencing_term bigint)"
                     + " ON COMMIT DROP");
+            // the check the writer sends with its COMMIT (compiled here; it passes: this is the transaction's start)
+            st.execute("SELECT fencing.check_writers_transaction(pg_catalog.transaction_timestamp())");
         }
         Connection previous = current.bind(c);
         try {
