@@ -552,6 +552,27 @@ class FencedConnectionReviewIT {
     }
 
     /**
+     * Procedures and DO blocks may COMMIT, and the text scan lets {@code CALL} and {@code DO} through; but inside a
+     * transaction block (the writer's, autocommit off) PostgreSQL refuses their COMMIT (2D000), so they cannot end the
+     * writer's transaction: the work fails and nothing of it is committed.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"CALL", "DO"})
+    void procedureOrDoBlockThatCommitsCannotEndTheWritersTransaction(String route) {
+        String table = table("server_commit_" + route.toLowerCase());
+        String procedure = table + "_commit";
+        Fixtures.sql(db, "CREATE PROCEDURE public." + procedure + "() LANGUAGE plpgsql AS $$ BEGIN COMMIT; END $$",
+                "GRANT EXECUTE ON PROCEDURE public." + procedure + "() TO PUBLIC");
+        Throwable failed = runAtTermFive(table, ctx -> {
+            update(ctx.connection(), table, 1, "written before the " + route, 5);
+            execute(ctx.connection(), route.equals("CALL") ? "CALL public." + procedure + "()"
+                    : "DO $$ BEGIN COMMIT; END $$");
+        });
+        assertThat(sqlState(failed)).as("%s", failed).isEqualTo("2D000");
+        assertThat(note(table, 1)).isEqualTo("initial");
+    }
+
+    /**
      * Another leader's advance terminates the work's session; the work swallows the resulting error and returns. The
      * connection was dead before COMMIT was sent, so nothing was committed: the transaction was rejected as deposed,
      * and is audited like one.
