@@ -34,9 +34,9 @@ import org.slf4j.LoggerFactory;
  * <p>Hot path (connection already entered at the token's term): borrow a connection, one map lookup, one statement
  * reading the transaction's start (its identity on this backend, checked in the same message as the COMMIT: see
  * {@code commitIfStillTheWriters}), run the work, commit. Nothing else: PostgreSQL's statement trigger checks the
- * session fence by reading two settings. Slow path (first use of a physical connection for a (resource, term), or a new term): one autocommit call
- * of {@code fencing.enter()}, which may advance the mark (terminating the sessions of older terms) or report the term
- * stale. The decision is always PostgreSQL's; Java only caches "this physical session was entered at term t", which
+ * session fence by reading two settings. Slow path (first use of a physical connection for a (resource, term), or a
+ * new term): one autocommit call of {@code fencing.enter()}, which may advance the mark (terminating the sessions of
+ * older terms) or report the term stale. The decision is always PostgreSQL's; Java only caches "this physical session was entered at term t", which
  * stays true for as long as that session lives (an advance past t terminates it).
  *
  * <p>{@link EnterScope#TRANSACTION} (behind a transaction-mode pooler): no cache and no session state; every
@@ -60,7 +60,8 @@ final class WriterEngine {
     /** One jOOQ context for all transactions; its connection is the current thread's fenced connection. */
     private final CurrentConnectionProvider current = new CurrentConnectionProvider();
     private final DSLContext workDsl = DSL.using(new org.jooq.impl.DefaultConfiguration().set(current)
-            .set(SQLDialect.POSTGRES).set(SETTINGS).set(new RefuseTransactionControl()));
+            .set(SQLDialect.POSTGRES).set(SETTINGS).set(new RefuseTransactionControl())
+            .set(new SavepointTransactions()));
 
     /** The work's jOOQ statements may not end the fenced transaction either ({@link TransactionControl}). */
     private static final class RefuseTransactionControl implements org.jooq.ExecuteListener {
@@ -116,7 +117,11 @@ final class WriterEngine {
                     throw translateEnterFailure(token, e, description);
                 }
                 handedOver = true;
-                return runTransaction(c, state, token, description, work);
+                return runTransaction(c, state, token, description, work, attempt < attempts);
+            } catch (DeadBeforeWork dead) {
+                // the writer's first statement found the pooled session dead: nothing was sent for the work
+                log.debug("connection lost before the work of {}, retrying on a fresh connection", token,
+                        dead.getCause());
             } finally {
                 if (!handedOver) {
                     closeQuietly(c);
@@ -237,8 +242,19 @@ final class WriterEngine {
 
     // ---------------------------------------------------------------------------------------------------------
 
+    /**
+     * The writer's first statement of a transaction failed with a connection failure (a pooled session terminated,
+     * e.g. by an advance, while idle in the pool): nothing of the work was sent; the caller tries a fresh connection,
+     * as it does when entering.
+     */
+    private static final class DeadBeforeWork extends RuntimeException {
+        DeadBeforeWork(SQLException cause) {
+            super(null, cause, false, false);
+        }
+    }
+
     private <T> T runTransaction(Connection c, Map<String, Long> state, FencingToken token,
-                                 WriteDescription description, FencedWork<T> work) {
+                                 WriteDescription description, FencedWork<T> work, boolean mayRetry) {
         boolean committing = false;
         Connection previous = current.bind(c);
         try {
@@ -247,19 +263,16 @@ final class WriterEngine {
                 // The writer's own first statement begins the transaction (pgjdbc sends BEGIN with it) and reads its
                 // start, which identifies it on this backend until the writer's COMMIT (commitIfStillTheWriters).
                 OffsetDateTime started;
-                if (config.enterScope() == EnterScope.TRANSACTION) {
-                    started = enterTransaction(c, token);
-                } else if (config.stampTransactionTerm()) {
-                    try (PreparedStatement ps = c.prepareStatement("SELECT set_config('fencing.term', ?, true),"
-                            + " set_config('fencing.resource', ?, true), pg_catalog.transaction_timestamp()")) {
-                        ps.setString(1, Long.toString(token.term()));
-                        ps.setString(2, token.resource());
-                        started = started(ps, 3);
+                try {
+                    started = begin(c, token);
+                } catch (SQLException e) {
+                    if (mayRetry && isConnectionFailure(e)) {
+                        synchronized (entered) {
+                            state.clear();                // the physical session is gone
+                        }
+                        throw new DeadBeforeWork(e);
                     }
-                } else {
-                    try (PreparedStatement ps = c.prepareStatement("SELECT pg_catalog.transaction_timestamp()")) {
-                        started = started(ps, 1);
-                    }
+                    throw e;
                 }
                 FencedContextImpl ctx = new FencedContextImpl(workDsl, token, c);
                 T result;
@@ -272,6 +285,8 @@ final class WriterEngine {
                 committing = true;
                 commitIfStillTheWriters(c, started);
                 return result;
+            } catch (DeadBeforeWork dead) {
+                throw dead;
             } catch (Throwable t) {
                 rollbackQuietly(c);
                 throw translate(t, committing, c, state, token, description);
@@ -324,14 +339,15 @@ final class WriterEngine {
                     + " SQL errors from the work, or roll back to a savepoint before going on)");
             case IDLE -> throw new IllegalStateException("fenced work of " + token + " ended its transaction itself"
                     + " (COMMIT, ROLLBACK or PREPARE TRANSACTION sent as SQL): what it wrote before that may be"
-                    + " committed or left prepared outside the fence's all-or-nothing; the writer owns the transaction");
+                    + " committed or left prepared outside the fence's all-or-nothing; the writer owns the"
+                    + " transaction");
             default -> { }
         }
     }
 
     /**
-     * The writer's COMMIT, sent in one message after {@code fencing.check_writers_transaction(started)}: the server runs
-     * the COMMIT only if the transaction's start is still the one the writer's first statement read, i.e. if the work
+     * The writer's COMMIT, sent in one message after {@code fencing.check_writers_transaction(started)}: the server
+     * runs the COMMIT only if the transaction's start is still the one the writer's first statement read, i.e. if the work
      * did not end the writer's transaction and go on in another (COMMIT AND CHAIN, or COMMIT then BEGIN, through a way
      * the text scan does not see, such as the connection jOOQ hands out). Otherwise FL013 and nothing more is
      * committed ({@link #translate} says what the work may have committed itself). One round trip, like a plain
@@ -341,6 +357,24 @@ final class WriterEngine {
         try (PreparedStatement ps = c.prepareStatement("SELECT fencing.check_writers_transaction(?); COMMIT")) {
             ps.setObject(1, started);
             ps.execute();
+        }
+    }
+
+    /** The writer's first statement in the transaction (entering it, in transaction scope); returns its start. */
+    private OffsetDateTime begin(Connection c, FencingToken token) throws SQLException {
+        if (config.enterScope() == EnterScope.TRANSACTION) {
+            return enterTransaction(c, token);
+        }
+        if (config.stampTransactionTerm()) {
+            try (PreparedStatement ps = c.prepareStatement("SELECT set_config('fencing.term', ?, true),"
+                    + " set_config('fencing.resource', ?, true), pg_catalog.transaction_timestamp()")) {
+                ps.setString(1, Long.toString(token.term()));
+                ps.setString(2, token.resource());
+                return started(ps, 3);
+            }
+        }
+        try (PreparedStatement ps = c.prepareStatement("SELECT pg_catalog.transaction_timestamp()")) {
+            return started(ps, 1);
         }
     }
 

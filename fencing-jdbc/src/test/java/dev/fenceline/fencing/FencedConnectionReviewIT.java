@@ -509,16 +509,14 @@ class FencedConnectionReviewIT {
 
     /**
      * {@code FencedContext.dsl()} hands jOOQ the fenced connection itself, and jOOQ hands it on to the work
-     * ({@code DSLContext.connection}, and its own transaction API, which commits it): SQL sent there is not scanned and
-     * its {@code commit()} is not refused. The work ends the writer's transaction that way and goes on in a new one,
+     * ({@code DSLContext.connection}): SQL sent there is not scanned and its {@code commit()} is not refused. The work ends the writer's transaction that way and goes on in a new one,
      * which leaves the driver's state "in a transaction" as if nothing happened. The writer must not report that new
      * transaction as the fenced one committed: it rolls it back and says what happened. What the work wrote before it
      * ended the transaction was committed by the work, outside the writer's all-or-nothing, and the test says so.
      */
     @ParameterizedTest(name = "{0}, {1}")
     @org.junit.jupiter.params.provider.CsvSource({"commit-and-chain, session", "commit-and-chain, stamped",
-        "commit-and-chain, transaction", "commit, session", "commit, transaction", "jooq-transaction, session",
-        "jooq-transaction, stamped"})
+        "commit-and-chain, transaction", "commit, session", "commit, transaction"})
     void workThatEndsTheWritersTransactionUnseenIsNotReportedAsCommitted(String route, String scope) {
         String table = table("unseen_" + route.replace('-', '_') + "_" + scope);
         FencedWriterConfig config = switch (scope) {
@@ -536,11 +534,10 @@ class FencedConnectionReviewIT {
                         ctx.dsl().execute(before);
                         ctx.dsl().connection(raw -> execute(raw, "COMMIT AND CHAIN"));
                     }
-                    case "commit" -> {
+                    default -> {
                         ctx.dsl().execute(before);
                         ctx.dsl().connection(Connection::commit);
                     }
-                    default -> ctx.dsl().transaction(nested -> org.jooq.impl.DSL.using(nested).execute(before));
                 }
                 ctx.dsl().execute("SELECT 1");      // goes on in whatever transaction the connection is in now
             }));
@@ -549,6 +546,35 @@ class FencedConnectionReviewIT {
                 .hasMessageContaining("ended the writer's transaction");
         assertThat(note(table, 1)).as("committed by the work itself, before the writer's COMMIT")
                 .isEqualTo("before the end");
+    }
+
+    /**
+     * jOOQ's transaction API on {@code ctx.dsl()} would commit the fenced connection (its default provider does):
+     * inside fenced work a jOOQ transaction is a savepoint instead. Its writes commit or roll back with the writer's
+     * transaction, and a jOOQ transaction that fails rolls back to its savepoint while the rest of the work commits.
+     */
+    @Test
+    void jooqTransactionInsideTheWorkIsASavepointOfTheWritersTransaction() {
+        String table = table("jooq_transaction");
+        String row = "UPDATE " + table + " SET note = ?, fencing_term = 5 WHERE id = ?";
+        Throwable failed = runAtTermFive(table, ctx -> {
+            ctx.dsl().transaction(nested -> org.jooq.impl.DSL.using(nested).execute(row, "jOOQ transaction", 1));
+            throw new IllegalStateException("the work fails after its jOOQ transaction");
+        });
+        assertThat(failed).hasMessage("the work fails after its jOOQ transaction");
+        assertThat(note(table, 1)).as("row 1 after the work failed").isEqualTo("initial");
+
+        Throwable committed = runAtTermFive(table, ctx -> {
+            ctx.dsl().execute(row, "the work", 2);
+            Throwable inner = catchThrowable(() -> ctx.dsl().transaction(nested -> {
+                org.jooq.impl.DSL.using(nested).execute(row, "failed jOOQ transaction", 1);
+                throw new IllegalStateException("the jOOQ transaction fails");
+            }));
+            assertThat(inner).hasMessageContaining("the jOOQ transaction fails");
+        });
+        assertThat(committed).isNull();
+        assertThat(note(table, 1)).as("row 1, rolled back to the savepoint").isEqualTo("initial");
+        assertThat(note(table, 2)).as("row 2, the rest of the work").isEqualTo("the work");
     }
 
     /**
