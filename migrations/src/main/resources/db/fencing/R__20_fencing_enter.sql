@@ -21,8 +21,8 @@
 --    (4) waits until no PREPARED transaction holds a write lock on a protected table of the resource or the
 --    resource's advisory lock. Terminating a backend aborts its open transaction; one that already reached commit
 --    committed before the backend exited, i.e. before the advance commits. Every wait is bounded by what is left
---    of advance_timeout; past it FL005 and nothing changed. (With fencing.warm_up = on, the writer's warm-up, an
---    advance only reads and raises FL012 before step 1: no lock, no termination, no change.)
+--    of advance_timeout; past it FL005 and nothing changed. (With fencing.warm_up naming the current transaction, the
+--    writer's warm-up, an advance only reads and raises FL012 before step 1: no lock, no termination, no change.)
 --  * Hence, while a backend is alive with fencing.entered_<key> = t (either scope), the mark equals t. A transaction
 --    carrying term t commits only from such a backend (or, prepared, before the next advance), so no transaction of
 --    term t commits after a transaction of a higher term committed for the same resource.
@@ -38,7 +38,7 @@
 --   FL008 native guard unavailable                           FL009 term jump larger than max_term_jump
 --   FL010 fencing.term would advance a resource that fencing.resource does not name
 --   FL011 an advance asked for outside READ COMMITTED
---   FL012 an advance asked for while fencing.warm_up is on (the writer's warm-up: read-only, nothing changed)
+--   FL012 an advance asked for while fencing.warm_up names this transaction (the writer's warm-up: read-only)
 --   55P03 (lock_not_available) protect_table/unprotect_table could not get its lock within lock_timeout
 --   42501 a term offered by a session user outside fencing_app
 --
@@ -143,6 +143,21 @@ BEGIN
 END
 $fn$;
 
+-- The value of fencing.warm_up that makes an advance in this transaction a warm-up: the transaction's start in
+-- microseconds. A value left on a server session by an earlier transaction (a session-level SET, e.g. by another
+-- client of a transaction pooler) names no later transaction and is ignored, so nobody can make a session refuse
+-- advances.
+CREATE OR REPLACE FUNCTION fencing.warm_up_token()
+RETURNS text
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+  SELECT (extract(epoch FROM now()) * 1000000)::bigint::text
+$fn$;
+COMMENT ON FUNCTION fencing.warm_up_token() IS
+  'The value of fencing.warm_up (SET LOCAL) that makes an advance in this transaction read its path only and refuse with FL012.';
+
 -- Moves the mark of p_resource up to p_term (called by enter_at with the mark read below p_term). Returns p_term, or
 -- the higher mark when another advance got there first (stale). Every wait is bounded by advance_timeout.
 CREATE OR REPLACE FUNCTION fencing.advance(p_resource text, p_key bigint, p_term bigint, p_leader_id text,
@@ -167,11 +182,13 @@ DECLARE
   v_prepared  text;
   v_left_ms   bigint;
 BEGIN
-  -- 0. A warm-up (fencing.warm_up = on, set by the writer's warm start in a transaction it rolls back): a new leader's
+  -- 0. A warm-up (fencing.warm_up = fencing.warm_up_token(), set by the writer's warm start in a transaction it rolls
+  --    back): a new leader's
   --    first advance runs in a server session that has never compiled these functions nor read the catalogs they
   --    read, which costs more than the advance itself. Read what steps 1-5 read, lock and change nothing, terminate
   --    no one, and fail (FL012) so that no caller can mistake it for an advance. This branch returns before step 1.
-  IF current_setting('fencing.warm_up', true) = 'on' THEN
+  IF coalesce(current_setting('fencing.warm_up', true), '') <> ''
+     AND current_setting('fencing.warm_up', true) = fencing.warm_up_token() THEN
     PERFORM 1 FROM pg_locks l
      WHERE l.locktype = 'advisory' AND l.database = v_db AND l.classid = c_ns::oid AND l.objid = p_key::oid
        AND l.objsubid = 2 AND l.granted AND l.pid IS DISTINCT FROM pg_backend_pid();
@@ -183,9 +200,9 @@ BEGIN
     v_prepared := fencing.prepared_holding(p_resource, p_key, true);
     PERFORM 1 FROM fencing.term_history h WHERE h.resource = p_resource AND h.term = p_term;
     RAISE EXCEPTION USING ERRCODE = 'FL012',
-      MESSAGE = format('fencing: %s was not advanced to term %s: fencing.warm_up is on (a warm-up only reads the advance''s path)',
+      MESSAGE = format('fencing: %s was not advanced to term %s: fencing.warm_up names this transaction (a warm-up only reads the advance''s path)',
                        p_resource, p_term),
-      HINT = 'Unset fencing.warm_up to advance.';
+      HINT = 'Reset fencing.warm_up to advance.';
   END IF;
 
   -- 1. The exclusive lock: no other backend holds the shared one (session- or transaction-level) once we have it.
@@ -501,5 +518,7 @@ REVOKE EXECUTE ON FUNCTION fencing.rejection_detail(text, bigint, bigint, boolea
   fencing.enter_at(text, bigint, text, boolean, boolean, text, text),
   fencing.enter_transaction(text, bigint, text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION fencing.enter_transaction(text, bigint, text) TO fencing_app;
+REVOKE EXECUTE ON FUNCTION fencing.warm_up_token() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fencing.warm_up_token() TO fencing_app;
 -- enter_transaction() runs as its caller and hands every case but the common one to enter_at().
 GRANT EXECUTE ON FUNCTION fencing.enter_at(text, bigint, text, boolean, boolean, text, text) TO fencing_app;
