@@ -118,12 +118,12 @@ final class LeaseKeeper {
         throw new ElectionException("interrupted while granting the session lease", e);
       } catch (ExecutionException e) {
         last = e.getCause();
-        if (EtcdFailure.isDefinite(last)) {
-          // etcd answered and refused (bad credentials, no permission): retrying cannot help
+        if (EtcdReachability.classify(last) == EtcdReachability.Verdict.PERMANENT) {
+          // the endpoint answered so that the same call will fail again (not etcd, TLS, refused): say so now
           throw new ElectionException("cannot open election session: etcd at " + config.endpoints()
-              + " refused to grant a lease" + (config.username() != null ? " to user '" + config.username() + "'"
-              : "") + ": " + describe(last) + (EtcdFailure.code(last) == io.grpc.Status.Code.UNAUTHENTICATED
-              ? " (authentication failed: check username and password)" : ""), last);
+              + (EtcdFailure.isDefinite(last) ? " refused to grant a lease" + (config.username() != null
+              ? " to user '" + config.username() + "'" : "") : " cannot be used") + ": " + describe(last)
+              + rootDetail(last) + "; not retried: " + EtcdReachability.whatToCheck(last), last, false);
         }
       }
       long left = bound.toNanos() - (clock.nanoTime() - start);
@@ -139,7 +139,7 @@ final class LeaseKeeper {
     }
     throw new ElectionException("cannot open election session: no etcd endpoint of " + config.endpoints()
         + " granted a lease within connectTimeout=" + config.connectTimeout().toMillis() + "ms (last error: "
-        + describe(last) + ")", last);
+        + describe(last) + EtcdReachability.transientHint(last) + ")", last, true);
   }
 
   private void install(long leaseId, long sentNanos, long etcdTtl) {
@@ -307,5 +307,14 @@ final class LeaseKeeper {
 
   static String describe(Throwable e) {
     return EtcdFailure.describe(e);
+  }
+
+  /** The innermost cause's message when gRPC's status hides it (e.g. "First received frame was not SETTINGS"). */
+  private static String rootDetail(Throwable e) {
+    Throwable root = e;
+    while (root.getCause() != null && root.getCause() != root) {
+      root = root.getCause();
+    }
+    return root == EtcdFailure.unwrap(e) || root.getMessage() == null ? "" : " (" + root.getMessage() + ")";
   }
 }
