@@ -106,6 +106,7 @@ final class LeaseKeeper {
   long grantInitial(Duration bound) {
     long start = clock.nanoTime();
     Throwable last = null;
+    String hint = "";      // from any attempt: the last one may have timed out instead
     Backoff b = new Backoff(Duration.ofMillis(50), Duration.ofMillis(500));
     while (clock.nanoTime() - start < bound.toNanos()) {
       long sent = clock.nanoTime();
@@ -118,12 +119,13 @@ final class LeaseKeeper {
         throw new ElectionException("interrupted while granting the session lease", e);
       } catch (ExecutionException e) {
         last = e.getCause();
+        hint = EtcdReachability.transientHint(last).isEmpty() ? hint : EtcdReachability.transientHint(last);
         if (EtcdReachability.classify(last) == EtcdReachability.Verdict.PERMANENT) {
           // the endpoint answered so that the same call will fail again (not etcd, TLS, refused): say so now
           throw new ElectionException("cannot open election session: etcd at " + config.endpoints()
               + (EtcdFailure.isDefinite(last) ? " refused to grant a lease" + (config.username() != null
-              ? " to user '" + config.username() + "'" : "") : " cannot be used") + ": " + describe(last)
-              + rootDetail(last) + "; not retried: " + EtcdReachability.whatToCheck(last), last, false);
+              ? " to user '" + config.username() + "'" : "") + ": " + describe(last)
+              : " cannot be used: " + statusAndMessage(last)) + rootDetail(last) + "; not retried: " + EtcdReachability.whatToCheck(last), last, false);
         }
       }
       long left = bound.toNanos() - (clock.nanoTime() - start);
@@ -139,7 +141,7 @@ final class LeaseKeeper {
     }
     throw new ElectionException("cannot open election session: no etcd endpoint of " + config.endpoints()
         + " granted a lease within connectTimeout=" + config.connectTimeout().toMillis() + "ms (last error: "
-        + describe(last) + EtcdReachability.transientHint(last) + ")", last, true);
+        + describe(last) + hint + ")", last, true);
   }
 
   private void install(long leaseId, long sentNanos, long etcdTtl) {
@@ -307,6 +309,14 @@ final class LeaseKeeper {
 
   static String describe(Throwable e) {
     return EtcdFailure.describe(e);
+  }
+
+  /** "status CODE: message" (or the exception type), without {@link #describe}'s outcome, which is moot here. */
+  private static String statusAndMessage(Throwable e) {
+    Throwable t = EtcdFailure.unwrap(e);
+    io.grpc.Status.Code c = EtcdFailure.code(t);
+    String m = t instanceof io.grpc.StatusRuntimeException sre ? sre.getStatus().getDescription() : t.getMessage();
+    return (c != null ? "status " + c : t.getClass().getSimpleName()) + (m == null ? "" : ": " + m);
   }
 
   /** The innermost cause's message when gRPC's status hides it (e.g. "First received frame was not SETTINGS"). */
