@@ -12,7 +12,7 @@ import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
 /**
- * open() says whether waiting can fix its failure ({@link ElectionException#isTransient()}), against real servers that
+ * open() (and ElectionAdmin.connect) says whether waiting can fix its failure ({@link ElectionException#isTransient()}), against real servers that
  * are not etcd (an etcd peer URL is no such case: etcd 3.4 serves its client API on the peer port too, measured).
  * A permanent failure is thrown at the first answer: with a connectTimeout of 120 s, a retried failure would end
  * in the "within connectTimeout" message instead of "not retried".
@@ -37,6 +37,10 @@ class OpenFailureKindIT {
           .isInstanceOfSatisfying(ElectionException.class, e -> assertThat(e.isTransient()).isFalse())
           .hasMessageContaining("etcd at [" + endpoint + "] cannot be used")
           .hasMessageContaining("First received frame was not SETTINGS")
+          .hasMessageContaining("not retried");
+      assertThatThrownBy(() -> ElectionAdmin.connect(config(endpoint, Duration.ofSeconds(120))))
+          .isInstanceOfSatisfying(ElectionException.class, e -> assertThat(e.isTransient()).isFalse())
+          .hasMessageContaining("etcd at [" + endpoint + "] cannot be used")
           .hasMessageContaining("not retried");
     } finally {
       http.stop(0);

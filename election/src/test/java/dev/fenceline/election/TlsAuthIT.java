@@ -85,7 +85,7 @@ class TlsAuthIT {
   @Test
   void badPasswordFailsOpenAtOnce() {
     assertThatThrownBy(() -> ElectionSession.open(config().credentials(USER, "wrong").build()))
-        .isInstanceOf(ElectionException.class)
+        .isInstanceOfSatisfying(ElectionException.class, e -> assertThat(e.isTransient()).isFalse())
         .hasMessageContaining("refused")
         .hasMessageContaining("user '" + USER + "'")
         .hasMessageContaining("authentication failed");

@@ -80,6 +80,23 @@ final class EtcdReachability {
     };
   }
 
+  /**
+   * For the message of a {@link Verdict#PERMANENT} failure: "status CODE: description (root cause); not retried:
+   * what to check". The root cause is where gRPC's status hides it ("First received frame was not SETTINGS").
+   */
+  static String notRetried(Throwable failure) {
+    Throwable t = EtcdFailure.unwrap(failure);
+    Status.Code c = EtcdFailure.code(t);
+    String m = t instanceof io.grpc.StatusRuntimeException sre ? sre.getStatus().getDescription() : t.getMessage();
+    Throwable root = t;
+    while (root.getCause() != null && root.getCause() != root) {
+      root = root.getCause();
+    }
+    return (c != null ? "status " + c : t.getClass().getSimpleName()) + (m == null ? "" : ": " + m)
+        + (root == t || root.getMessage() == null ? "" : " (" + root.getMessage() + ")")
+        + "; not retried: " + whatToCheck(failure);
+  }
+
   /** For a transient failure that a wrong endpoint also gives: what to check if it lasts (else empty). */
   static String transientHint(Throwable failure) {
     for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {

@@ -124,8 +124,8 @@ final class LeaseKeeper {
           // the endpoint answered so that the same call will fail again (not etcd, TLS, refused): say so now
           throw new ElectionException("cannot open election session: etcd at " + config.endpoints()
               + (EtcdFailure.isDefinite(last) ? " refused to grant a lease" + (config.username() != null
-              ? " to user '" + config.username() + "'" : "") + ": " + describe(last)
-              : " cannot be used: " + statusAndMessage(last)) + rootDetail(last) + "; not retried: " + EtcdReachability.whatToCheck(last), last, false);
+              ? " to user '" + config.username() + "'" : "") : " cannot be used") + ": "
+              + EtcdReachability.notRetried(last), last, false);
         }
       }
       long left = bound.toNanos() - (clock.nanoTime() - start);
@@ -309,22 +309,5 @@ final class LeaseKeeper {
 
   static String describe(Throwable e) {
     return EtcdFailure.describe(e);
-  }
-
-  /** "status CODE: message" (or the exception type), without {@link #describe}'s outcome, which is moot here. */
-  private static String statusAndMessage(Throwable e) {
-    Throwable t = EtcdFailure.unwrap(e);
-    io.grpc.Status.Code c = EtcdFailure.code(t);
-    String m = t instanceof io.grpc.StatusRuntimeException sre ? sre.getStatus().getDescription() : t.getMessage();
-    return (c != null ? "status " + c : t.getClass().getSimpleName()) + (m == null ? "" : ": " + m);
-  }
-
-  /** The innermost cause's message when gRPC's status hides it (e.g. "First received frame was not SETTINGS"). */
-  private static String rootDetail(Throwable e) {
-    Throwable root = e;
-    while (root.getCause() != null && root.getCause() != root) {
-      root = root.getCause();
-    }
-    return root == EtcdFailure.unwrap(e) || root.getMessage() == null ? "" : " (" + root.getMessage() + ")";
   }
 }
