@@ -13,7 +13,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * open() (and ElectionAdmin.connect) says whether waiting can fix its failure ({@link ElectionException#isTransient()}), against real servers that
- * are not etcd (an etcd peer URL is no such case: etcd 3.4 serves its client API on the peer port too, measured).
+ * are not etcd (an etcd peer URL is no such case: etcd 3.4.23 serves its client API on the peer port too:
+ * open() against a member's peer URL succeeded).
  * A permanent failure is thrown at the first answer: with a connectTimeout of 120 s, a retried failure would end
  * in the "within connectTimeout" message instead of "not retried".
  */
