@@ -31,22 +31,23 @@ final class WarmUp {
     /**
      * The new leader's first statement advances the mark, and in a server session that never ran an advance a good part
      * of its time goes to compiling the functions and loading the catalogs they read (see docs/benchmarks.md, "first
-     * commit after winning"). With {@code fencing.warm_up} on, the server reads what an advance reads and refuses with
-     * FL012 before it takes a lock, terminates a session or changes anything (see {@code fencing.advance}, step 0).
+     * commit after winning"). With {@code fencing.warm_up} naming this transaction ({@code fencing.warm_up_token()}),
+     * the server reads what an advance reads and refuses with FL012 before it takes a lock, terminates a session or
+     * changes anything (see {@code fencing.advance}, step 0).
      * Inside a savepoint, so the refusal (or any other) leaves the rest of the warm-up's transaction usable.
      */
     private static void advancePath(Connection c, String resource, long nextTerm) throws SQLException {
         Savepoint savepoint = c.setSavepoint();
         try {
             try (Statement st = c.createStatement()) {
-                st.execute("SELECT set_config('fencing.warm_up', 'on', true)");
+                st.execute("SELECT set_config('fencing.warm_up', fencing.warm_up_token(), true)");
             }
             enterTransaction(c, resource, nextTerm);
         } catch (SQLException expected) {
             // FL012 when the path was read; anything else (e.g. FL011 under a stricter default isolation) only means
             // less was warmed
         } finally {
-            c.rollback(savepoint);    // also turns fencing.warm_up off again
+            c.rollback(savepoint);    // also resets fencing.warm_up
         }
     }
 

@@ -81,7 +81,9 @@ public final class GenerateJooq {
                                         // the audit's internals (R__30, V7)
                                         + "|check_rejection_claim|append_trigger_rejection|audit_dblink_refusal"
                                         + "|audit_connection_target|audit_self_target|check_setting|rejection_reasons|configure_audit_writer"
-                                        + "|audit_path|rejections_.*"))
+                                        + "|audit_path|rejections_.*"
+                                        // the warm start's marker (R__20)
+                                        + "|warm_up_token"))
                         .withGenerate(new Generate()
                                 .withJavaTimeTypes(true)
                                 .withRecords(true)
