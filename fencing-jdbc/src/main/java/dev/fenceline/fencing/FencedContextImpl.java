@@ -43,6 +43,8 @@ final class FencedContextImpl implements FencedContext {
     private final Thread owner = Thread.currentThread();
     /** Written and read by the owner thread only (other threads are refused before they read it). */
     private boolean ended;
+    /** Set on the work's own thread only (the guarded objects refuse other threads). */
+    private boolean sentSql;
     private Connection view;
 
     FencedContextImpl(DSLContext dsl, FencingToken token, Connection fenced) {
@@ -116,6 +118,15 @@ final class FencedContextImpl implements FencedContext {
     }
 
     /**
+     * Whether the work sent SQL through {@link #connection()} (a statement executed, a savepoint set or rolled back to):
+     * the writer's check before COMMIT then knows that the driver's transaction was begun, so an ended one was ended by
+     * the work.
+     */
+    boolean sentSqlThroughConnection() {
+        return sentSql;
+    }
+
+    /**
      * The fenced connection minus the calls that belong to the writer, usable only by the work while it runs; and,
      * with the same rules, every JDBC object reached from it. Statements, result sets, metadata, arrays and LOBs lead
      * back to their connection ({@code getConnection()}, {@code getStatement()}, {@code unwrap}): handed out bare,
@@ -167,6 +178,9 @@ final class FencedContextImpl implements FencedContext {
             }
             if (name.equals("isWrapperFor") && args != null && args.length == 1 && args[0] instanceof Class<?> iface) {
                 return iface.isInstance(proxy) || iface.isInterface() && ((Wrapper) target).isWrapperFor(iface);
+            }
+            if (name.startsWith("exec") || (connection && (name.equals("setSavepoint") || name.equals("rollback")))) {
+                sentSql = true;
             }
             Object result;
             try {
@@ -227,6 +241,7 @@ final class FencedContextImpl implements FencedContext {
         private void checked(String sql) throws SQLException {
             checkOwner();
             TransactionControl.refuse(sql, "FencedContext.connection() CopyManager");
+            sentSql = true;
         }
     }
 

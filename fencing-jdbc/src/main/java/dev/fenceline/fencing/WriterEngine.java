@@ -281,9 +281,13 @@ final class WriterEngine {
                 } finally {
                     ctx.end();
                 }
-                checkStillTheWritersTransaction(c, token);
+                checkStillTheWritersTransaction(c, token, started != null || ctx.sentSqlThroughConnection());
                 committing = true;
-                commitIfStillTheWriters(c, started);
+                if (started != null) {
+                    commitIfStillTheWriters(c, started);
+                } else {
+                    c.commit();
+                }
                 return result;
             } catch (DeadBeforeWork dead) {
                 throw dead;
@@ -316,11 +320,13 @@ final class WriterEngine {
      *       wrote before may be committed or prepared, outside the writer's all-or-nothing.</li>
      * </ul>
      * SQL text that ends the transaction is refused before it is sent ({@link TransactionControl}); this check and
-     * {@link #commitIfStillTheWriters} are what remains for ways the text scan does not see. The writer's own first
-     * statement began the transaction, so IDLE always means the work ended it. A transaction that was ended and another
-     * one begun (COMMIT AND CHAIN) is OPEN here: {@link #commitIfStillTheWriters} finds it.
+     * {@link #commitIfStillTheWriters} are what remains for ways the text scan does not see. IDLE counts only when the
+     * transaction was begun ({@code begun}: by the writer's own first statement, or SQL the work sent through
+     * {@code ctx.connection()}): an empty work leaves it IDLE too. A transaction that was ended and another one begun
+     * (COMMIT AND CHAIN) is OPEN here: {@link #commitIfStillTheWriters} finds it where the writer read the start.
      */
-    private static void checkStillTheWritersTransaction(Connection c, FencingToken token) throws SQLException {
+    private static void checkStillTheWritersTransaction(Connection c, FencingToken token, boolean begun)
+            throws SQLException {
         org.postgresql.core.BaseConnection pg = null;
         if (!c.isClosed()) {   // a pool's proxy closes itself when the driver reports the connection broken
             try {
@@ -337,10 +343,15 @@ final class WriterEngine {
             case FAILED -> throw new IllegalStateException("fenced work of " + token + " caught a failed statement and"
                     + " returned normally; PostgreSQL had aborted the transaction, so nothing was committed (rethrow"
                     + " SQL errors from the work, or roll back to a savepoint before going on)");
-            case IDLE -> throw new IllegalStateException("fenced work of " + token + " ended its transaction itself"
+            case IDLE -> {
+                if (!begun) {
+                    return;        // nothing was sent in this transaction yet (pgjdbc begins it with the first statement)
+                }
+                throw new IllegalStateException("fenced work of " + token + " ended its transaction itself"
                     + " (COMMIT, ROLLBACK or PREPARE TRANSACTION sent as SQL): what it wrote before that may be"
                     + " committed or left prepared outside the fence's all-or-nothing; the writer owns the"
                     + " transaction");
+            }
             default -> { }
         }
     }
@@ -360,7 +371,15 @@ final class WriterEngine {
         }
     }
 
-    /** The writer's first statement in the transaction (entering it, in transaction scope); returns its start. */
+    /**
+     * The writer's first statement in the transaction (entering it, in transaction scope; stamping the term), which
+     * also returns the transaction's start; null in session scope without stamping, where the writer sends nothing of
+     * its own before the work: that is the fence's hot path, no round trip besides the work's and the COMMIT, and
+     * reading the start there would add one to every transaction (a noisy run measured client CPU per transaction
+     * +23 % to +85 %, docs/benchmarks.md). Work ended through jOOQ's raw connection and
+     * continued in a new transaction then goes unseen; what it wrote is still fenced (the server session stays
+     * entered at the term, and an advance terminates it), but it is not all-or-nothing (docs/fencing.md).
+     */
     private OffsetDateTime begin(Connection c, FencingToken token) throws SQLException {
         if (config.enterScope() == EnterScope.TRANSACTION) {
             return enterTransaction(c, token);
@@ -373,9 +392,7 @@ final class WriterEngine {
                 return started(ps, 3);
             }
         }
-        try (PreparedStatement ps = c.prepareStatement("SELECT pg_catalog.transaction_timestamp()")) {
-            return started(ps, 1);
-        }
+        return null;
     }
 
     /** Runs {@code ps} (the writer's first statement in a transaction) and returns its column {@code column}. */

@@ -513,10 +513,12 @@ class FencedConnectionReviewIT {
      * which leaves the driver's state "in a transaction" as if nothing happened. The writer must not report that new
      * transaction as the fenced one committed: it rolls it back and says what happened. What the work wrote before it
      * ended the transaction was committed by the work, outside the writer's all-or-nothing, and the test says so.
+     * Where the writer sends a first statement of its own (transaction scope, stamped term): in session scope without
+     * stamping it sends none, so as to add no round trip, and this route goes unseen there (see docs/fencing.md).
      */
     @ParameterizedTest(name = "{0}, {1}")
-    @org.junit.jupiter.params.provider.CsvSource({"commit-and-chain, session", "commit-and-chain, stamped",
-        "commit-and-chain, transaction", "commit, session", "commit, transaction"})
+    @org.junit.jupiter.params.provider.CsvSource({"commit-and-chain, stamped", "commit-and-chain, transaction",
+        "commit, stamped", "commit, transaction"})
     void workThatEndsTheWritersTransactionUnseenIsNotReportedAsCommitted(String route, String scope) {
         String table = table("unseen_" + route.replace('-', '_') + "_" + scope);
         FencedWriterConfig config = switch (scope) {
