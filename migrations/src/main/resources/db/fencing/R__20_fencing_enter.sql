@@ -21,8 +21,8 @@
 --    (4) waits until no PREPARED transaction holds a write lock on a protected table of the resource or the
 --    resource's advisory lock. Terminating a backend aborts its open transaction; one that already reached commit
 --    committed before the backend exited, i.e. before the advance commits. Every wait is bounded by what is left
---    of advance_timeout; past it FL005 and nothing changed. (With fencing.warm_up = on, the writer's warm-up, an
---    advance only reads and raises FL012 before step 1: no lock, no termination, no change.)
+--    of advance_timeout; past it FL005 and nothing changed. (With fencing.warm_up naming the current transaction, the
+--    writer's warm-up, an advance only reads and raises FL012 before step 1: no lock, no termination, no change.)
 --  * Hence, while a backend is alive with fencing.entered_<key> = t (either scope), the mark equals t. A transaction
 --    carrying term t commits only from such a backend (or, prepared, before the next advance), so no transaction of
 --    term t commits after a transaction of a higher term committed for the same resource.
@@ -38,7 +38,8 @@
 --   FL008 native guard unavailable                           FL009 term jump larger than max_term_jump
 --   FL010 fencing.term would advance a resource that fencing.resource does not name
 --   FL011 an advance asked for outside READ COMMITTED
---   FL012 an advance asked for while fencing.warm_up is on (the writer's warm-up: read-only, nothing changed)
+--   FL012 an advance asked for while fencing.warm_up names this transaction (the writer's warm-up: read-only)
+--   FL013 the transaction the writer is about to commit is not the one it began (its work ended that one itself)
 --   55P03 (lock_not_available) protect_table/unprotect_table could not get its lock within lock_timeout
 --   42501 a term offered by a session user outside fencing_app
 --
@@ -95,16 +96,40 @@ BEGIN
 END
 $fn$;
 
+-- Plans: PL/pgSQL keeps a statement's plan for the server session, a LANGUAGE sql function with SET plans it at every
+-- call; and pg_stat_activity is a view joining pg_database and pg_authid, while the advance needs only pid and
+-- backend_start, which pg_stat_get_activity() returns as they are (the same rows: the view's joins are outer joins).
+-- Measured on a new leader's first advance in a warmed server session: about 5 ms less (docs/benchmarks.md).
+
 -- Does this backend hold the resource's shared advisory lock (pg_locks cannot tell session from transaction level)?
 -- Used only to never take a second session lock; who is entered is decided by the setting and the registry.
 CREATE OR REPLACE FUNCTION fencing.holds_share(p_key bigint)
 RETURNS boolean
-LANGUAGE sql STABLE
+LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $fn$
-  SELECT EXISTS (SELECT 1 FROM pg_locks l
+BEGIN
+  RETURN EXISTS (SELECT 1 FROM pg_locks l
                   WHERE l.locktype = 'advisory' AND l.pid = pg_backend_pid() AND l.classid = 1178946115::oid
-                    AND l.objid = p_key::oid AND l.objsubid = 2 AND l.mode = 'ShareLock' AND l.granted)
+                    AND l.objid = p_key::oid AND l.objsubid = 2 AND l.mode = 'ShareLock' AND l.granted);
+END
+$fn$;
+
+-- The empty temporary table every session entering touches (see mark_entered), created on this session if absent. The
+-- one definition of it: mark_entered calls it, and so does the writer's warm start, ahead of a new leader's first
+-- entering (it is the largest single step of that entering on a loaded machine: catalog writes and a new file). Runs
+-- as its caller: it does nothing a role with TEMP on the database could not do itself.
+CREATE OR REPLACE FUNCTION fencing.session_entering_table()
+RETURNS void
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+BEGIN
+  IF pg_catalog.to_regclass('pg_temp.fencing_session_entering') IS NULL THEN
+    CREATE TEMPORARY TABLE fencing_session_entering (resource text);
+  END IF;
+END
 $fn$;
 
 -- Marks this backend entered for the resource at the term, in the given scope (the last step of every entering).
@@ -122,19 +147,32 @@ BEGIN
     -- A session entering must never be prepared: PREPARE keeps the session setting like a commit, while ROLLBACK
     -- PREPARED drops the registration, leaving an entered backend nobody knows of. PostgreSQL refuses to PREPARE a
     -- transaction that touched a temporary table, and no client can take that back (unlike a lock it can release),
-    -- so the entering touches one. (The writer's warm start creates the same table ahead, in session scope only.)
-    IF pg_catalog.to_regclass('pg_temp.fencing_session_entering') IS NULL THEN
-      CREATE TEMPORARY TABLE fencing_session_entering (resource text);
-    END IF;
+    -- so the entering touches one. (The writer's warm start creates it ahead, in session scope only.)
+    PERFORM fencing.session_entering_table();
     PERFORM 1 FROM pg_temp.fencing_session_entering LIMIT 1;
     PERFORM pg_stat_clear_snapshot();
     INSERT INTO fencing.entered_session AS e (resource, pid, backend_start, term)
-    VALUES (p_resource, pg_backend_pid(), (SELECT a.backend_start FROM pg_stat_activity a WHERE a.pid = pg_backend_pid()), p_term)
+    VALUES (p_resource, pg_backend_pid(), (SELECT a.backend_start FROM pg_stat_get_activity(pg_backend_pid()) a), p_term)
     ON CONFLICT (resource, pid) DO UPDATE SET backend_start = excluded.backend_start, term = excluded.term, entered_at = clock_timestamp();
     PERFORM set_config('fencing.entered_' || p_key, p_term::text, false);
   END IF;
 END
 $fn$;
+
+-- The value of fencing.warm_up that makes an advance in this transaction a warm-up: the transaction's start in
+-- microseconds. A value left on a server session by an earlier transaction (a session-level SET, e.g. by another
+-- client of a transaction pooler) names no later transaction and is ignored, so nobody can make a session refuse
+-- advances.
+CREATE OR REPLACE FUNCTION fencing.warm_up_token()
+RETURNS text
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+  SELECT (extract(epoch FROM now()) * 1000000)::bigint::text
+$fn$;
+COMMENT ON FUNCTION fencing.warm_up_token() IS
+  'The value of fencing.warm_up (SET LOCAL) that makes an advance in this transaction read its path only and refuse with FL012.';
 
 -- Moves the mark of p_resource up to p_term (called by enter_at with the mark read below p_term). Returns p_term, or
 -- the higher mark when another advance got there first (stale). Every wait is bounded by advance_timeout.
@@ -160,25 +198,27 @@ DECLARE
   v_prepared  text;
   v_left_ms   bigint;
 BEGIN
-  -- 0. A warm-up (fencing.warm_up = on, set by the writer's warm start in a transaction it rolls back): a new leader's
+  -- 0. A warm-up (fencing.warm_up = fencing.warm_up_token(), set by the writer's warm start in a transaction it rolls
+  --    back): a new leader's
   --    first advance runs in a server session that has never compiled these functions nor read the catalogs they
   --    read, which costs more than the advance itself. Read what steps 1-5 read, lock and change nothing, terminate
   --    no one, and fail (FL012) so that no caller can mistake it for an advance. This branch returns before step 1.
-  IF current_setting('fencing.warm_up', true) = 'on' THEN
+  IF coalesce(current_setting('fencing.warm_up', true), '') <> ''
+     AND current_setting('fencing.warm_up', true) = fencing.warm_up_token() THEN
     PERFORM 1 FROM pg_locks l
      WHERE l.locktype = 'advisory' AND l.database = v_db AND l.classid = c_ns::oid AND l.objid = p_key::oid
        AND l.objsubid = 2 AND l.granted AND l.pid IS DISTINCT FROM pg_backend_pid();
     SELECT highest_accepted, leader_id INTO v_mark, v_holder FROM fencing.high_water_mark WHERE resource = p_resource;
     PERFORM pg_stat_clear_snapshot();
-    PERFORM e.pid FROM fencing.entered_session e JOIN pg_stat_activity a ON a.pid = e.pid
+    PERFORM e.pid FROM fencing.entered_session e JOIN pg_stat_get_activity(NULL) a ON a.pid = e.pid
       WHERE e.resource = p_resource AND e.pid <> pg_backend_pid()
         AND (e.backend_start IS NULL OR a.backend_start IS NULL OR a.backend_start = e.backend_start);
     v_prepared := fencing.prepared_holding(p_resource, p_key, true);
     PERFORM 1 FROM fencing.term_history h WHERE h.resource = p_resource AND h.term = p_term;
     RAISE EXCEPTION USING ERRCODE = 'FL012',
-      MESSAGE = format('fencing: %s was not advanced to term %s: fencing.warm_up is on (a warm-up only reads the advance''s path)',
+      MESSAGE = format('fencing: %s was not advanced to term %s: fencing.warm_up names this transaction (a warm-up only reads the advance''s path)',
                        p_resource, p_term),
-      HINT = 'Unset fencing.warm_up to advance.';
+      HINT = 'Reset fencing.warm_up to advance.';
   END IF;
 
   -- 1. The exclusive lock: no other backend holds the shared one (session- or transaction-level) once we have it.
@@ -237,7 +277,7 @@ BEGIN
   --    pg_stat_activity is a snapshot for the rest of the transaction once read: take a fresh one.
   PERFORM pg_stat_clear_snapshot();
   FOR v_pid IN
-    SELECT e.pid FROM fencing.entered_session e JOIN pg_stat_activity a ON a.pid = e.pid
+    SELECT e.pid FROM fencing.entered_session e JOIN pg_stat_get_activity(NULL) a ON a.pid = e.pid
      WHERE e.resource = p_resource AND e.pid <> pg_backend_pid()
        AND (e.backend_start IS NULL OR a.backend_start IS NULL OR a.backend_start = e.backend_start)
   LOOP
@@ -246,7 +286,7 @@ BEGIN
   END LOOP;
   WHILE v_waiting IS NOT NULL LOOP
     PERFORM pg_stat_clear_snapshot();            -- pg_stat_activity is otherwise a snapshot for the whole transaction
-    v_waiting := (SELECT array_agg(a.pid) FROM pg_stat_activity a WHERE a.pid = ANY (v_waiting));
+    v_waiting := (SELECT array_agg(a.pid) FROM pg_stat_get_activity(NULL) a WHERE a.pid = ANY (v_waiting));
     EXIT WHEN v_waiting IS NULL;
     IF clock_timestamp() >= v_deadline THEN
       RAISE EXCEPTION USING ERRCODE = 'FL005',
@@ -289,10 +329,11 @@ $fn$;
 -- resource's advisory lock or, with p_writes, a write lock on one of its protected tables. Their gids, or NULL.
 CREATE OR REPLACE FUNCTION fencing.prepared_holding(p_resource text, p_key bigint, p_writes boolean)
 RETURNS text
-LANGUAGE sql STABLE
+LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $fn$
-  SELECT string_agg(DISTINCT x.gid, ', ' ORDER BY x.gid)
+BEGIN
+  RETURN (SELECT string_agg(DISTINCT x.gid, ', ' ORDER BY x.gid)
     FROM pg_locks l
     JOIN pg_locks t ON t.locktype = 'transactionid' AND t.pid IS NULL AND t.virtualtransaction = l.virtualtransaction
     JOIN pg_prepared_xacts x ON x.transaction = t.transactionid
@@ -300,7 +341,8 @@ AS $fn$
      AND ((l.locktype = 'advisory' AND l.classid = 1178946115::oid AND l.objid = p_key::oid AND l.objsubid = 2)
        OR (p_writes AND l.locktype = 'relation'
            AND l.mode IN ('RowExclusiveLock', 'ShareRowExclusiveLock', 'ExclusiveLock', 'AccessExclusiveLock')
-           AND l.relation IN (SELECT p.tbl::oid FROM fencing.protected_table p WHERE p.resource = p_resource)))
+           AND l.relation IN (SELECT p.tbl::oid FROM fencing.protected_table p WHERE p.resource = p_resource))));
+END
 $fn$;
 
 -- Terminates one backend of an older term for an advance; returns 1 when signalled.
@@ -481,16 +523,42 @@ $fn$;
 COMMENT ON FUNCTION fencing.enter_transaction(text, bigint, text) IS
   'Enters this transaction only (nothing is left on the session afterwards: safe behind PgBouncer transaction pooling). Same results and errors as fencing.enter().';
 
+-- The writer's last statement before its COMMIT, sent in the same message, so that the COMMIT runs only if this
+-- returns: the transaction must still be the one the writer began. A transaction's start (transaction_timestamp()) is
+-- fixed when it starts and taken anew by the next one on the backend, whatever ended the first (COMMIT AND CHAIN,
+-- COMMIT then BEGIN, a commit through a connection the writer does not guard), so the start the writer read in its
+-- own first statement identifies its transaction. Raises FL013 otherwise. Runs as its caller and only reads its
+-- caller's own transaction start; lean like enter_transaction (no SET clause, every name schema-qualified).
+CREATE OR REPLACE FUNCTION fencing.check_writers_transaction(p_started timestamptz)
+RETURNS void
+LANGUAGE plpgsql
+VOLATILE
+AS $fn$
+BEGIN
+  IF p_started IS NULL OR pg_catalog.transaction_timestamp() OPERATOR(pg_catalog.<>) p_started THEN
+    RAISE EXCEPTION USING ERRCODE = 'FL013',
+      MESSAGE = pg_catalog.format('fencing: the transaction about to commit (started %s) is not the one the writer began (started %s): the work ended that one itself',
+                                  pg_catalog.transaction_timestamp(), p_started);
+  END IF;
+END
+$fn$;
+
 REVOKE EXECUTE ON FUNCTION fencing.rejection_detail(text, bigint, bigint, boolean, text),
   fencing.reject(text, text, text, bigint, text, text, text, text, text),
   fencing.reject_term_conflict(text, bigint, text, text, text, text),
   fencing.holds_share(bigint),
   fencing.mark_entered(text, bigint, bigint, boolean),
+  fencing.session_entering_table(),
+  fencing.check_writers_transaction(timestamptz),
   fencing.advance(text, bigint, bigint, text, text, text),
   fencing.terminate_backend(integer, text, bigint),
   fencing.prepared_holding(text, bigint, boolean),
   fencing.enter_at(text, bigint, text, boolean, boolean, text, text),
   fencing.enter_transaction(text, bigint, text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION fencing.enter_transaction(text, bigint, text) TO fencing_app;
+REVOKE EXECUTE ON FUNCTION fencing.warm_up_token() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fencing.warm_up_token() TO fencing_app;
 -- enter_transaction() runs as its caller and hands every case but the common one to enter_at().
 GRANT EXECUTE ON FUNCTION fencing.enter_at(text, bigint, text, boolean, boolean, text, text) TO fencing_app;
+-- Both run as their caller and do nothing it could not do itself: the writer's warm start and its check before COMMIT.
+GRANT EXECUTE ON FUNCTION fencing.session_entering_table(), fencing.check_writers_transaction(timestamptz) TO fencing_app;

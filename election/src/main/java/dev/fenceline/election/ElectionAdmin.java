@@ -17,7 +17,10 @@ public interface ElectionAdmin extends AutoCloseable {
   long MAX_TERM = (1L << 53) - 1;
 
 
-  /** Connects; fails within {@link ElectionConfig#connectTimeout()} when no endpoint answers. */
+  /**
+   * Connects; fails within {@link ElectionConfig#connectTimeout()} when no endpoint answers
+   * ({@link ElectionException#isTransient()} true), at once when an answer shows that waiting cannot help (false).
+   */
   static ElectionAdmin connect(ElectionConfig config) {
     return DefaultElectionAdmin.connect(config);
   }

@@ -14,7 +14,10 @@ public interface ElectionSession extends AutoCloseable {
 
   /**
    * Connects and grants the lease. Blocks at most {@link ElectionConfig#connectTimeout()} (plus one call
-   * timeout) and then fails with an {@link ElectionException} naming the endpoints and the last error.
+   * timeout) and then fails with an {@link ElectionException} naming the endpoints and the last error, which
+   * {@link ElectionException#isTransient()}. Fails at once, not transient, when an answer shows that waiting cannot
+   * help (an endpoint that is not etcd, a TLS failure, etcd refusing the credentials or permissions); the message
+   * then says what to check.
    */
   static ElectionSession open(ElectionConfig config) {
     return DefaultElectionSession.open(config);

@@ -60,10 +60,11 @@ class TlsAuthIT {
   }
 
   @Test
-  void wrongCaFailsOpenNamingTheTlsProblem() {
+  void wrongCaFailsOpenAtOnceNamingTheTlsProblem() {
     assertThatThrownBy(() -> ElectionSession.open(config().tlsCaFile(etcd.untrustedCaFile()).build()))
-        .isInstanceOf(ElectionException.class)
+        .isInstanceOfSatisfying(ElectionException.class, e -> assertThat(e.isTransient()).isFalse())
         .hasMessageContaining("cannot open election session")
+        .hasMessageContaining("not retried: check the TLS settings")
         .satisfies(t -> assertThat(t.getMessage().toLowerCase()).containsAnyOf("ssl", "certificate", "pkix",
             "handshake", "unavailable"));
   }
@@ -84,7 +85,7 @@ class TlsAuthIT {
   @Test
   void badPasswordFailsOpenAtOnce() {
     assertThatThrownBy(() -> ElectionSession.open(config().credentials(USER, "wrong").build()))
-        .isInstanceOf(ElectionException.class)
+        .isInstanceOfSatisfying(ElectionException.class, e -> assertThat(e.isTransient()).isFalse())
         .hasMessageContaining("refused")
         .hasMessageContaining("user '" + USER + "'")
         .hasMessageContaining("authentication failed");

@@ -23,7 +23,11 @@ import org.jooq.UpdateSetMoreStep;
 public interface FencedContext {
     /**
      * jOOQ on the fenced connection (PostgreSQL dialect), inside the transaction. Bound to the thread running the
-     * work: use it there, not after the work returned and not from other threads.
+     * work: use it there, not after the work returned and not from other threads. Its {@code transaction(...)} makes a
+     * savepoint of the fenced transaction. The connection jOOQ hands out itself ({@code connection(...)},
+     * {@code connectionResult(...)}) is not guarded like {@link #connection()}: do not end the transaction through
+     * it. If the work does, the writer does not commit what follows and throws {@link IllegalStateException}, but what
+     * the work wrote before it ended the transaction may be committed.
      */
     DSLContext dsl();
 

@@ -13,8 +13,9 @@ import java.util.Objects;
  *   <li>{@code checkProtectedTables} (default true): a {@link WriteDescription}'s table must be protected for the
  *       token's resource, checked once per (resource, table) and cached.</li>
  *   <li>{@code stampTransactionTerm} (default false): also {@code SET LOCAL fencing.term} in every transaction
- *       (one more round trip). Not needed for safety: the session fence already decides; useful when other code
- *       on the same connections relies on {@code fencing.term}.</li>
+ *       (in the statement the writer sends first in every transaction anyway: no extra round trip). Not needed for
+ *       safety: the session fence already decides; useful when other code on the same connections relies on
+ *       {@code fencing.term}.</li>
  *   <li>{@code connectionRecheckAttempts} (default 3, 1..10): after a lost connection, how many fresh connections to
  *       try when re-checking whether the term was deposed.</li>
  *   <li>{@code enterScope} (default {@link EnterScope#SESSION}): {@link EnterScope#TRANSACTION} behind a

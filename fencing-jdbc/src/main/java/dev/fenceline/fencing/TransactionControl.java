@@ -43,6 +43,8 @@ final class TransactionControl {
         int n = sql.length();
         int start = 0;
         int i = 0;
+        int depth = 0;                 // parentheses open in this statement
+        boolean afterBegin = false;    // the last token (but blanks and comments) was the word BEGIN, at depth 0
         while (i <= n) {
             if (i == n || sql.charAt(i) == ';') {
                 String found = check(sql, start, i);
@@ -50,11 +52,56 @@ final class TransactionControl {
                     return found;
                 }
                 start = ++i;
+                depth = 0;
+                afterBegin = false;
                 continue;
             }
-            i = skip(sql, i, backslashQuotes);
+            char c = sql.charAt(i);
+            int j = skip(sql, i, backslashQuotes);
+            if (Character.isWhitespace(c) || j > i + 1 && (sql.startsWith("--", i) || sql.startsWith("/*", i))) {
+                i = j;
+                continue;
+            }
+            boolean word = startsWord(c) && !((c == 'E' || c == 'e') && i + 1 < n && sql.charAt(i + 1) == '\'');
+            if (word && afterBegin && sql.regionMatches(true, i, "ATOMIC", 0, j - i) && j - i == 6
+                    && routineDefinition(sql, start, i)) {
+                j = afterAtomicBody(sql, j, backslashQuotes);
+            }
+            afterBegin = word && depth == 0 && j - i == 5 && sql.regionMatches(true, i, "BEGIN", 0, 5);
+            depth += c == '(' ? 1 : c == ')' ? -1 : 0;
+            i = j;
         }
         return null;
+    }
+
+    /**
+     * A SQL-standard routine body ({@code CREATE FUNCTION|PROCEDURE ... BEGIN ATOMIC stmt; ...; END}) is one statement
+     * to the server, semicolons and all, and nothing in it runs when it is created. The body is taken to end at its
+     * first word END (not at the END that matches: a CASE's END, or {@code end} as a column label, comes first). So
+     * what is skipped is never more than the server's body: a COMMIT after the body is still found, and a body with an
+     * END inside it (a CASE) is refused rather than risked. {@code from}: just after BEGIN ATOMIC.
+     */
+    private static int afterAtomicBody(String sql, int from, boolean backslashQuotes) {
+        int i = from;
+        while (i < sql.length()) {
+            int j = skip(sql, i, backslashQuotes);
+            if (j - i == 3 && sql.regionMatches(true, i, "END", 0, 3) && startsWord(sql.charAt(i))) {
+                return j;
+            }
+            i = j;
+        }
+        return i;
+    }
+
+    /**
+     * Whether the statement starting at {@code from} creates a function or procedure, and the BEGIN ATOMIC before
+     * {@code atomic} is outside parentheses (so not a parameter {@code begin} of a type {@code atomic}): where the
+     * server's grammar has nothing but a routine body for BEGIN ATOMIC.
+     */
+    private static boolean routineDefinition(String sql, int from, int atomic) {
+        String w = firstWords(sql, from, atomic, 4);
+        return w.startsWith("CREATE FUNCTION ") || w.startsWith("CREATE PROCEDURE ")
+                || w.startsWith("CREATE OR REPLACE FUNCTION ") || w.startsWith("CREATE OR REPLACE PROCEDURE ");
     }
 
     /**
@@ -143,10 +190,24 @@ final class TransactionControl {
     }
 
     private static String check(String sql, int from, int to) {
+        String w = firstWords(sql, from, to, 3);
+        boolean ends = w.startsWith("COMMIT ") || w.startsWith("END ") || w.startsWith("ABORT ")
+                || w.startsWith("BEGIN ") || w.startsWith("START TRANSACTION ") || w.startsWith("PREPARE TRANSACTION ")
+                || (w.startsWith("ROLLBACK ") && !w.startsWith("ROLLBACK TO ") && !w.startsWith("ROLLBACK WORK TO ")
+                    && !w.startsWith("ROLLBACK TRANSACTION TO "));
+        if (!ends) {
+            return null;
+        }
+        String text = sql.substring(from, to).strip();
+        return text.length() > 60 ? text.substring(0, 60) + "..." : text;
+    }
+
+    /** The statement's first {@code max} words, upper case, each followed by a blank (comments between are skipped). */
+    private static String firstWords(String sql, int from, int to, int max) {
         StringBuilder words = new StringBuilder();
         int i = from;
         int count = 0;
-        while (i < to && count < 3) {
+        while (i < to && count < max) {
             char c = sql.charAt(i);
             if (Character.isLetter(c)) {
                 int j = i;
@@ -164,15 +225,6 @@ final class TransactionControl {
                 break;                 // not a word, a comment or blank: the statement's first words are over
             }
         }
-        String w = words.toString().toUpperCase(Locale.ROOT);
-        boolean ends = w.startsWith("COMMIT ") || w.startsWith("END ") || w.startsWith("ABORT ")
-                || w.startsWith("BEGIN ") || w.startsWith("START TRANSACTION ") || w.startsWith("PREPARE TRANSACTION ")
-                || (w.startsWith("ROLLBACK ") && !w.startsWith("ROLLBACK TO ") && !w.startsWith("ROLLBACK WORK TO ")
-                    && !w.startsWith("ROLLBACK TRANSACTION TO "));
-        if (!ends) {
-            return null;
-        }
-        String text = sql.substring(from, to).strip();
-        return text.length() > 60 ? text.substring(0, 60) + "..." : text;
+        return words.toString().toUpperCase(Locale.ROOT);
     }
 }

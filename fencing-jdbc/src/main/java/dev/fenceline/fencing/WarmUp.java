@@ -31,22 +31,23 @@ final class WarmUp {
     /**
      * The new leader's first statement advances the mark, and in a server session that never ran an advance a good part
      * of its time goes to compiling the functions and loading the catalogs they read (see docs/benchmarks.md, "first
-     * commit after winning"). With {@code fencing.warm_up} on, the server reads what an advance reads and refuses with
-     * FL012 before it takes a lock, terminates a session or changes anything (see {@code fencing.advance}, step 0).
+     * commit after winning"). With {@code fencing.warm_up} naming this transaction ({@code fencing.warm_up_token()}),
+     * the server reads what an advance reads and refuses with FL012 before it takes a lock, terminates a session or
+     * changes anything (see {@code fencing.advance}, step 0).
      * Inside a savepoint, so the refusal (or any other) leaves the rest of the warm-up's transaction usable.
      */
     private static void advancePath(Connection c, String resource, long nextTerm) throws SQLException {
         Savepoint savepoint = c.setSavepoint();
         try {
             try (Statement st = c.createStatement()) {
-                st.execute("SELECT set_config('fencing.warm_up', 'on', true)");
+                st.execute("SELECT set_config('fencing.warm_up', fencing.warm_up_token(), true)");
             }
             enterTransaction(c, resource, nextTerm);
         } catch (SQLException expected) {
             // FL012 when the path was read; anything else (e.g. FL011 under a stricter default isolation) only means
             // less was warmed
         } finally {
-            c.rollback(savepoint);    // also turns fencing.warm_up off again
+            c.rollback(savepoint);    // also resets fencing.warm_up
         }
     }
 
@@ -62,13 +63,14 @@ final class WarmUp {
     /**
      * Session scope only, committed (autocommit): the empty temporary table that {@code fencing.mark_entered()} creates
      * at a server session's first session-scope entering, so that the new leader's first entering does not pay for it
-     * (catalog writes and a new file: the largest single step of the first entering on a loaded machine). The same
-     * definition as there; it is what that entering would leave on this session anyway. Behind a transaction pooler
-     * (transaction scope) nothing is left on a server session.
+     * (catalog writes and a new file: the largest single step of the first entering on a loaded machine). Made by the
+     * function that entering calls ({@code fencing.session_entering_table()}, the one definition of the table): it is
+     * what that entering would leave on this session anyway. Behind a transaction pooler (transaction scope) nothing is
+     * left on a server session.
      */
     static void sessionEnteringTable(Connection c) throws SQLException {
         try (Statement st = c.createStatement()) {
-            st.execute("CREATE TEMPORARY TABLE IF NOT EXISTS fencing_session_entering (resource text)");
+            st.execute("SELECT fencing.session_entering_table()");
         }
     }
 
@@ -107,6 +109,8 @@ final class WarmUp {
         try (Statement st = c.createStatement()) {
             st.execute("CREATE TEMPORARY TABLE fencing_warm_up (id bigint, note text, fencing_term bigint)"
                     + " ON COMMIT DROP");
+            // the check the writer sends with its COMMIT (compiled here; it passes: this is the transaction's start)
+            st.execute("SELECT fencing.check_writers_transaction(pg_catalog.transaction_timestamp())");
         }
         Connection previous = current.bind(c);
         try {

@@ -7,6 +7,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.OffsetDateTime;
 import java.util.Collections;
 import java.util.Map;
 import java.util.Objects;
@@ -30,16 +31,17 @@ import org.slf4j.LoggerFactory;
  * {@code fencing.enter()} answered on that very session, and a session that dies is a new physical connection next
  * time, so the cache can never claim a fence the database does not hold.
  *
- * <p>Hot path (connection already entered at the token's term): borrow a connection, one map lookup, run the work in
- * a transaction, commit. No extra statement: PostgreSQL's statement trigger checks the session fence by reading two
- * settings. Slow path (first use of a physical connection for a (resource, term), or a new term): one autocommit call
- * of {@code fencing.enter()}, which may advance the mark (terminating the sessions of older terms) or report the term
- * stale. The decision is always PostgreSQL's; Java only caches "this physical session was entered at term t", which
+ * <p>Hot path (connection already entered at the token's term): borrow a connection, one map lookup, one statement
+ * reading the transaction's start (its identity on this backend, checked in the same message as the COMMIT: see
+ * {@code commitIfStillTheWriters}), run the work, commit. Nothing else: PostgreSQL's statement trigger checks the
+ * session fence by reading two settings. Slow path (first use of a physical connection for a (resource, term), or a
+ * new term): one autocommit call of {@code fencing.enter()}, which may advance the mark (terminating the sessions of
+ * older terms) or report the term stale. The decision is always PostgreSQL's; Java only caches "this physical session was entered at term t", which
  * stays true for as long as that session lives (an advance past t terminates it).
  *
  * <p>{@link EnterScope#TRANSACTION} (behind a transaction-mode pooler): no cache and no session state; every
- * transaction starts with one statement, {@code fencing.enter_transaction()} plus the writer's timeouts, all local to
- * that transaction.
+ * transaction starts with one statement, {@code fencing.enter_transaction()} plus the writer's timeouts (and the
+ * transaction's start), all local to that transaction.
  */
 final class WriterEngine {
     private static final Logger log = LoggerFactory.getLogger(WriterEngine.class);
@@ -58,7 +60,8 @@ final class WriterEngine {
     /** One jOOQ context for all transactions; its connection is the current thread's fenced connection. */
     private final CurrentConnectionProvider current = new CurrentConnectionProvider();
     private final DSLContext workDsl = DSL.using(new org.jooq.impl.DefaultConfiguration().set(current)
-            .set(SQLDialect.POSTGRES).set(SETTINGS).set(new RefuseTransactionControl()));
+            .set(SQLDialect.POSTGRES).set(SETTINGS).set(new RefuseTransactionControl())
+            .set(new SavepointTransactions()));
 
     /** The work's jOOQ statements may not end the fenced transaction either ({@link TransactionControl}). */
     private static final class RefuseTransactionControl implements org.jooq.ExecuteListener {
@@ -114,7 +117,11 @@ final class WriterEngine {
                     throw translateEnterFailure(token, e, description);
                 }
                 handedOver = true;
-                return runTransaction(c, state, token, description, work);
+                return runTransaction(c, state, token, description, work, attempt < attempts);
+            } catch (DeadBeforeWork dead) {
+                // the writer's first statement found the pooled session dead: nothing was sent for the work
+                log.debug("connection lost before the work of {}, retrying on a fresh connection", token,
+                        dead.getCause());
             } finally {
                 if (!handedOver) {
                     closeQuietly(c);
@@ -235,27 +242,37 @@ final class WriterEngine {
 
     // ---------------------------------------------------------------------------------------------------------
 
+    /**
+     * The writer's first statement of a transaction failed with a connection failure (a pooled session terminated,
+     * e.g. by an advance, while idle in the pool): nothing of the work was sent; the caller tries a fresh connection,
+     * as it does when entering.
+     */
+    private static final class DeadBeforeWork extends RuntimeException {
+        DeadBeforeWork(SQLException cause) {
+            super(null, cause, false, false);
+        }
+    }
+
     private <T> T runTransaction(Connection c, Map<String, Long> state, FencingToken token,
-                                 WriteDescription description, FencedWork<T> work) {
+                                 WriteDescription description, FencedWork<T> work, boolean mayRetry) {
         boolean committing = false;
         Connection previous = current.bind(c);
         try {
             try {
                 c.setAutoCommit(false);
-                // whether the writer's own first statement began the transaction (pgjdbc sends BEGIN with it)
-                boolean opened = config.enterScope() == EnterScope.TRANSACTION || config.stampTransactionTerm();
-                if (config.enterScope() == EnterScope.TRANSACTION) {
-                    long mark = enterTransaction(c, token);
-                    if (mark != token.term()) {
-                        throw new StaleEntering(mark);
+                // The writer's own first statement begins the transaction (pgjdbc sends BEGIN with it) and reads its
+                // start, which identifies it on this backend until the writer's COMMIT (commitIfStillTheWriters).
+                OffsetDateTime started;
+                try {
+                    started = begin(c, token);
+                } catch (SQLException e) {
+                    if (mayRetry && isConnectionFailure(e)) {
+                        synchronized (entered) {
+                            state.clear();                // the physical session is gone
+                        }
+                        throw new DeadBeforeWork(e);
                     }
-                } else if (config.stampTransactionTerm()) {
-                    try (PreparedStatement ps = c.prepareStatement(
-                            "SELECT set_config('fencing.term', ?, true), set_config('fencing.resource', ?, true)")) {
-                        ps.setString(1, Long.toString(token.term()));
-                        ps.setString(2, token.resource());
-                        ps.execute();
-                    }
+                    throw e;
                 }
                 FencedContextImpl ctx = new FencedContextImpl(workDsl, token, c);
                 T result;
@@ -264,10 +281,16 @@ final class WriterEngine {
                 } finally {
                     ctx.end();
                 }
-                checkStillTheWritersTransaction(c, token, opened || ctx.sentSqlThroughConnection());
+                checkStillTheWritersTransaction(c, token, started != null || ctx.sentSqlThroughConnection());
                 committing = true;
-                c.commit();
+                if (started != null) {
+                    commitIfStillTheWriters(c, started);
+                } else {
+                    c.commit();
+                }
                 return result;
+            } catch (DeadBeforeWork dead) {
+                throw dead;
             } catch (Throwable t) {
                 rollbackQuietly(c);
                 throw translate(t, committing, c, state, token, description);
@@ -296,11 +319,11 @@ final class WriterEngine {
      *   <li>IDLE: the work ended the transaction itself (COMMIT, ROLLBACK or PREPARE TRANSACTION sent as SQL); what it
      *       wrote before may be committed or prepared, outside the writer's all-or-nothing.</li>
      * </ul>
-     * SQL text that ends the transaction is refused before it is sent ({@link TransactionControl}); this check is what
-     * remains for ways the text scan does not see (e.g. a procedure, or a statement it misreads).
-     * IDLE counts only when the transaction was begun ({@code begun}: by the writer's own first statement, or SQL the
-     * work sent through {@code ctx.connection()}): an empty work leaves it IDLE too. SQL sent only through jOOQ in
-     * session scope without {@code stampTransactionTerm} is not tracked.
+     * SQL text that ends the transaction is refused before it is sent ({@link TransactionControl}); this check and
+     * {@link #commitIfStillTheWriters} are what remains for ways the text scan does not see. IDLE counts only when the
+     * transaction was begun ({@code begun}: by the writer's own first statement, or SQL the work sent through
+     * {@code ctx.connection()}): an empty work leaves it IDLE too. A transaction that was ended and another one begun
+     * (COMMIT AND CHAIN) is OPEN here: {@link #commitIfStillTheWriters} finds it where the writer read the start.
      */
     private static void checkStillTheWritersTransaction(Connection c, FencingToken token, boolean begun)
             throws SQLException {
@@ -326,9 +349,57 @@ final class WriterEngine {
                 }
                 throw new IllegalStateException("fenced work of " + token + " ended its transaction itself"
                     + " (COMMIT, ROLLBACK or PREPARE TRANSACTION sent as SQL): what it wrote before that may be"
-                    + " committed or left prepared outside the fence's all-or-nothing; the writer owns the transaction");
+                    + " committed or left prepared outside the fence's all-or-nothing; the writer owns the"
+                    + " transaction");
             }
             default -> { }
+        }
+    }
+
+    /**
+     * The writer's COMMIT, sent in one message after {@code fencing.check_writers_transaction(started)}: the server
+     * runs the COMMIT only if the transaction's start is still the one the writer's first statement read, i.e. if the work
+     * did not end the writer's transaction and go on in another (COMMIT AND CHAIN, or COMMIT then BEGIN, through a way
+     * the text scan does not see, such as the connection jOOQ hands out). Otherwise FL013 and nothing more is
+     * committed ({@link #translate} says what the work may have committed itself). One round trip, like a plain
+     * COMMIT: pgjdbc sends both statements before one Sync, and the server skips the rest after an error.
+     */
+    private static void commitIfStillTheWriters(Connection c, OffsetDateTime started) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT fencing.check_writers_transaction(?); COMMIT")) {
+            ps.setObject(1, started);
+            ps.execute();
+        }
+    }
+
+    /**
+     * The writer's first statement in the transaction (entering it, in transaction scope; stamping the term), which
+     * also returns the transaction's start; null in session scope without stamping, where the writer sends nothing of
+     * its own before the work: that is the fence's hot path, no round trip besides the work's and the COMMIT, and
+     * reading the start there would add one to every transaction (a noisy run measured client CPU per transaction
+     * +23 % to +85 %, docs/benchmarks.md). Work ended through jOOQ's raw connection and
+     * continued in a new transaction then goes unseen; what it wrote is still fenced (the server session stays
+     * entered at the term, and an advance terminates it), but it is not all-or-nothing (docs/fencing.md).
+     */
+    private OffsetDateTime begin(Connection c, FencingToken token) throws SQLException {
+        if (config.enterScope() == EnterScope.TRANSACTION) {
+            return enterTransaction(c, token);
+        }
+        if (config.stampTransactionTerm()) {
+            try (PreparedStatement ps = c.prepareStatement("SELECT set_config('fencing.term', ?, true),"
+                    + " set_config('fencing.resource', ?, true), pg_catalog.transaction_timestamp()")) {
+                ps.setString(1, Long.toString(token.term()));
+                ps.setString(2, token.resource());
+                return started(ps, 3);
+            }
+        }
+        return null;
+    }
+
+    /** Runs {@code ps} (the writer's first statement in a transaction) and returns its column {@code column}. */
+    private static OffsetDateTime started(PreparedStatement ps, int column) throws SQLException {
+        try (ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            return rs.getObject(column, OffsetDateTime.class);
         }
     }
 
@@ -389,11 +460,13 @@ final class WriterEngine {
 
     /**
      * Enters the open transaction at the token's term, and sets the writer's timeouts for it (a transaction-mode
-     * pooler drops the connection's startup options). One statement, one round trip. Returns the mark.
+     * pooler drops the connection's startup options). One statement, one round trip. Returns the transaction's start;
+     * throws {@link StaleEntering} with the mark when that is not the term.
      */
-    private long enterTransaction(Connection c, FencingToken token) throws SQLException {
+    private OffsetDateTime enterTransaction(Connection c, FencingToken token) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("SELECT fencing.enter_transaction(?, ?, ?),"
-                + " set_config('lock_timeout', ?, true), set_config('idle_in_transaction_session_timeout', ?, true)")) {
+                + " set_config('lock_timeout', ?, true), set_config('idle_in_transaction_session_timeout', ?, true),"
+                + " pg_catalog.transaction_timestamp()")) {
             ps.setString(1, token.resource());
             ps.setLong(2, token.term());
             ps.setString(3, token.leaderId());
@@ -401,7 +474,11 @@ final class WriterEngine {
             ps.setString(5, config.idleInTransactionSessionTimeout().toMillis() + "ms");
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
-                return rs.getLong(1);
+                long mark = rs.getLong(1);
+                if (mark != token.term()) {
+                    throw new StaleEntering(mark);
+                }
+                return rs.getObject(4, OffsetDateTime.class);
             }
         }
     }
@@ -445,6 +522,14 @@ final class WriterEngine {
             // The trigger decided (e.g. the work set another fencing.term): it audited via dblink if it could.
             state.remove(token.resource());
             return staleFromServer(sql, t, token, d);
+        }
+        if ("FL013".equals(sqlState)) {
+            // fencing.check_writers_transaction() refused before the COMMIT in the same message: not committed.
+            return new IllegalStateException("fenced work of " + token + " ended the writer's transaction itself and"
+                    + " went on in a new one (e.g. COMMIT AND CHAIN, or a commit through the connection jOOQ hands out"
+                    + " by DSLContext.connection or DSLContext.transaction): the writer did not commit and rolled back"
+                    + " what followed, but what the work wrote before it ended the transaction may have been committed"
+                    + " outside the fence's all-or-nothing; the writer owns the transaction", t);
         }
         if ("FL002".equals(sqlState)) {
             state.remove(token.resource());

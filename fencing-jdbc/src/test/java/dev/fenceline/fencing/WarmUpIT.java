@@ -66,6 +66,48 @@ class WarmUpIT {
         }
     }
 
+    @Test
+    void aWarmUpSettingLeftOnAServerSessionByAnEarlierTransactionDoesNotStopItsNextAdvance(PostgresServer server)
+            throws Exception {
+        try (TestDatabase db = server.createDatabase("warm_up_left_over")) {
+            Fixtures.migrate(db);
+            Fixtures.createProtectedPaymentTable(db, "settlement");
+            advancesDespiteALeftOverSetting(db);
+        }
+    }
+
+    private static void advancesDespiteALeftOverSetting(TestDatabase db) throws Exception {
+        // What another client of a transaction pooler could leave on the server session: a session-level value, the
+        // old "on" or the marker of a transaction that has ended.
+        String[] leftOver = {"SET fencing.warm_up = 'on'",
+                "SELECT set_config('fencing.warm_up', fencing.warm_up_token(), false)"};
+        try (HikariDataSource pool = Fixtures.pool(db, 1, "pooled")) {
+            FencedWriter writer = FencedWriter.create(pool, FencedWriterConfig.defaults());
+            long term = 1;
+            for (String poison : leftOver) {
+                String left;
+                try (Connection c = pool.getConnection(); Statement st = c.createStatement()) {
+                    st.execute(poison);
+                    try (var rs = st.executeQuery("SHOW fencing.warm_up")) {
+                        rs.next();
+                        left = rs.getString(1);
+                    }
+                }
+                long id = term;
+                writer.transaction(FencingToken.of("settlement", term, "a"),
+                        ctx -> ctx.insertInto(PAYMENT).set(ID, id).set(AMOUNT, 5L).execute());
+                assertThat(count(db, "SELECT highest_accepted FROM fencing.high_water_mark WHERE resource = 'settlement'"))
+                        .as("advanced despite %s", poison).isEqualTo(term);
+                try (Connection c = pool.getConnection(); Statement st = c.createStatement();
+                     var rs = st.executeQuery("SHOW fencing.warm_up")) {
+                    rs.next();
+                    assertThat(rs.getString(1)).as("the same server session, setting still there").isEqualTo(left);
+                }
+                term++;
+            }
+        }
+    }
+
     private static void refusesTheAdvance(TestDatabase db) throws Exception {
         try (HikariDataSource leaderPool = Fixtures.pool(db, 1, "leader");
              Connection next = Fixtures.connect(db)) {
@@ -81,7 +123,7 @@ class WarmUpIT {
                     "SELECT fencing.enter_transaction('settlement', 4, 'b')"}) {
                 next.setAutoCommit(false);
                 try (Statement st = next.createStatement()) {
-                    st.execute("SELECT set_config('fencing.warm_up', 'on', true)");
+                    st.execute("SELECT set_config('fencing.warm_up', fencing.warm_up_token(), true)");
                     assertThatThrownBy(() -> st.execute(enter)).as(enter)
                             .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("FL012"));
                 } finally {

@@ -281,6 +281,9 @@ public final class LeaderTask implements AutoCloseable {
      */
     private boolean prepare() {
         boolean warm = !config.warmUp();
+        if (config.warmUp()) {
+            TaskDecision.rehearse();
+        }
         for (int attempt = 1; !stopping; attempt++) {
             RuntimeException warmUpFailure = null;
             if (!warm) {

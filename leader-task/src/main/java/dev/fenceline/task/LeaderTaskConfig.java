@@ -94,7 +94,10 @@ public final class LeaderTaskConfig {
         return startRetryInterval;
     }
 
-    /** Whether to warm the writer up ({@code FencedWriter.warmUp}) before campaigning (default true). */
+    /**
+     * Whether to warm up before campaigning (default true): the writer ({@code FencedWriter.warmUp}) and the task's own
+     * decision path, so that the first run after winning pays for neither.
+     */
     public boolean warmUp() {
         return warmUp;
     }

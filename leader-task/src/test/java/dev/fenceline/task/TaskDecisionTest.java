@@ -18,6 +18,7 @@ import dev.fenceline.task.TaskDecision.Tenure;
 import dev.fenceline.task.TaskDecision.Wait;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -161,5 +162,17 @@ class TaskDecisionTest {
     @MethodSource("afterRows")
     void aRejectedOrDeposedRunResignsAndAFailedOneBacksOff(RunOutcome outcome, Boolean deposed, AfterRun expected) {
         assertThat(TaskDecision.afterRun(outcome, deposed, 10, 100, 1_000)).isEqualTo(expected);
+    }
+
+    @Test
+    void theWarmStartRehearsalTakesEveryDecisionOnceAndComparesTenures() {
+        var decided = TaskDecision.rehearse();
+        assertThat(decided).filteredOn(Stop.class::isInstance).hasSize(1);
+        assertThat(decided).filteredOn(CheckTerm.class::isInstance).hasSize(1);
+        assertThat(decided).filteredOn(Run.class::isInstance).hasSize(1);
+        assertThat(decided).filteredOn(Wait.class::isInstance).extracting(w -> ((Wait) w).phase())
+                .containsExactlyInAnyOrder(TaskPhase.CAMPAIGNING, TaskPhase.CAMPAIGNING, TaskPhase.SUSPECT,
+                        TaskPhase.LEADING);
+        assertThat(decided).filteredOn(AfterRun.class::isInstance).hasSize(RunOutcome.values().length);
     }
 }

@@ -482,7 +482,7 @@ public class FencelineProperties implements Validator {
         /** Check once per (resource, table) that a WriteDescription's table is protected for the token's resource. */
         private boolean checkProtectedTables = true;
 
-        /** Also SET LOCAL fencing.term in every transaction (one more round trip; not needed for safety). */
+        /** Also SET LOCAL fencing.term in every transaction (no extra round trip; not needed for safety). */
         private boolean stampTransactionTerm;
 
         /** After a lost connection, how many fresh connections to try when re-checking the term, 1 to 10. */

@@ -74,6 +74,7 @@ public final class GenerateJooq {
                                         + "|audit_autonomously|log_break_glass|lock_key_seq|protect_table|unprotect_table"
                                         // the fence's internals (R__20, R__50)
                                         + "|rejection_detail|reject|reject_term_conflict|holds_share|mark_entered|advance"
+                                        + "|session_entering_table|check_writers_transaction"
                                         + "|terminate_backend|prepared_holding|enter_at|register_protected"
                                         + "|unregister_protected|children_protected_automatically|protect_one|descendants"
                                         + "|protect_new_children|forget_dropped_tables|install_event_triggers"
@@ -81,7 +82,9 @@ public final class GenerateJooq {
                                         + "|audit_here_condition"
                                         + "|check_rejection_claim|append_trigger_rejection|audit_dblink_refusal"
                                         + "|audit_connection_target|audit_self_target|check_setting|rejection_reasons|configure_audit_writer"
-                                        + "|audit_path|rejections_.*"))
+                                        + "|audit_path|rejections_.*"
+                                        // the warm start's marker (R__20)
+                                        + "|warm_up_token"))
                         .withGenerate(new Generate()
                                 .withJavaTimeTypes(true)
                                 .withRecords(true)

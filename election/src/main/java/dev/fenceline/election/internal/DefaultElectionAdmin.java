@@ -56,11 +56,12 @@ public final class DefaultElectionAdmin implements ElectionAdmin {
         throw new ElectionException("interrupted while connecting to etcd", e);
       } catch (ExecutionException e) {
         last = e.getCause();
-        if (EtcdFailure.isDefinite(last)) {
-          a.close(); // refused (credentials, permission): retrying cannot help
+        if (EtcdReachability.classify(last) == EtcdReachability.Verdict.PERMANENT) {
+          a.close(); // not etcd, TLS, refused (credentials, permission): retrying cannot help
           throw new ElectionException("cannot connect election admin: etcd at " + config.endpoints()
-              + " refused a read of keyPrefix '" + config.keyPrefix() + "'" + (config.username() != null
-              ? " by user '" + config.username() + "'" : "") + ": " + EtcdFailure.describe(last), last);
+              + (EtcdFailure.isDefinite(last) ? " refused a read of keyPrefix '" + config.keyPrefix() + "'"
+              + (config.username() != null ? " by user '" + config.username() + "'" : "") : " cannot be used")
+              + ": " + EtcdReachability.notRetried(last), last, false);
         }
       }
       try {
@@ -73,7 +74,7 @@ public final class DefaultElectionAdmin implements ElectionAdmin {
     a.close();
     throw new ElectionException("cannot connect election admin: no etcd endpoint of " + config.endpoints()
         + " answered a linearizable read within connectTimeout=" + config.connectTimeout().toMillis()
-        + "ms (last error: " + LeaseKeeper.describe(last) + ")", last);
+        + "ms (last error: " + LeaseKeeper.describe(last) + EtcdReachability.transientHint(last) + ")", last, true);
   }
 
   @Override

@@ -106,6 +106,7 @@ final class LeaseKeeper {
   long grantInitial(Duration bound) {
     long start = clock.nanoTime();
     Throwable last = null;
+    String hint = "";      // from any attempt: the last one may have timed out instead
     Backoff b = new Backoff(Duration.ofMillis(50), Duration.ofMillis(500));
     while (clock.nanoTime() - start < bound.toNanos()) {
       long sent = clock.nanoTime();
@@ -118,12 +119,13 @@ final class LeaseKeeper {
         throw new ElectionException("interrupted while granting the session lease", e);
       } catch (ExecutionException e) {
         last = e.getCause();
-        if (EtcdFailure.isDefinite(last)) {
-          // etcd answered and refused (bad credentials, no permission): retrying cannot help
+        hint = EtcdReachability.transientHint(last).isEmpty() ? hint : EtcdReachability.transientHint(last);
+        if (EtcdReachability.classify(last) == EtcdReachability.Verdict.PERMANENT) {
+          // the endpoint answered so that the same call will fail again (not etcd, TLS, refused): say so now
           throw new ElectionException("cannot open election session: etcd at " + config.endpoints()
-              + " refused to grant a lease" + (config.username() != null ? " to user '" + config.username() + "'"
-              : "") + ": " + describe(last) + (EtcdFailure.code(last) == io.grpc.Status.Code.UNAUTHENTICATED
-              ? " (authentication failed: check username and password)" : ""), last);
+              + (EtcdFailure.isDefinite(last) ? " refused to grant a lease" + (config.username() != null
+              ? " to user '" + config.username() + "'" : "") : " cannot be used") + ": "
+              + EtcdReachability.notRetried(last), last, false);
         }
       }
       long left = bound.toNanos() - (clock.nanoTime() - start);
@@ -139,7 +141,7 @@ final class LeaseKeeper {
     }
     throw new ElectionException("cannot open election session: no etcd endpoint of " + config.endpoints()
         + " granted a lease within connectTimeout=" + config.connectTimeout().toMillis() + "ms (last error: "
-        + describe(last) + ")", last);
+        + describe(last) + hint + ")", last, true);
   }
 
   private void install(long leaseId, long sentNanos, long etcdTtl) {

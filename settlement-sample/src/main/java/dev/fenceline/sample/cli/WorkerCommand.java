@@ -6,7 +6,6 @@ import dev.fenceline.sample.db.SampleDatabase;
 import dev.fenceline.sample.worker.Worker;
 import dev.fenceline.sample.worker.WorkerConfig;
 import java.nio.file.Path;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import org.slf4j.Logger;
@@ -92,33 +91,16 @@ final class WorkerCommand implements Callable<Integer> {
         // find (an unknown election, a missing schema) fails at once.
         SampleDatabase db = new DatabaseWait(Duration.ofMillis(dbWaitMs), "--db-wait-ms", Duration.ofSeconds(1),
                 d -> { Thread.sleep(d.toMillis()); return false; }, System::nanoTime)
-                .open(() -> checked(common.openDatabase("fenceline-worker-" + workerId, 3), common.election()));
+                .open(() -> common.openDatabase("fenceline-worker-" + workerId, 3).checked(d -> {
+                    Preconditions.requireKnownElection(d, common.election());
+                    Preconditions.requireMigrated(d);
+                }));
         WorkerConfig cfg = new WorkerConfig(workerId, common.election(), common.election(), common.jdbcUrl(), common.dbUser,
                 common.dbPassword, common.etcdEndpoints(), Duration.ofMillis(ttlMs), (int) batchSize, Duration.ofMillis(intervalMs),
                 scope, metricsPort, metricsHost, historyFile, pauseInsideBatchFile, common.electionConfig());
         Worker worker = new Worker(cfg);
         installSignalHandlers(worker, Duration.ofMillis(ttlMs));
         return worker.run(db);
-    }
-
-    /** {@code db} after the start checks; closed when they fail, and retried by the wait when it became unreachable. */
-    private static SampleDatabase checked(SampleDatabase db, String election) {
-        try {
-            Preconditions.requireKnownElection(db, election);
-            Preconditions.requireMigrated(db);
-            return db;
-        } catch (SQLException | RuntimeException e) {
-            db.close();
-            if (SampleDatabase.isUnreachable(e)) {
-                throw new SampleDatabase.UnreachableException("PostgreSQL at " + SampleDatabase.redact(db.jdbcUrl())
-                        + " became unreachable during the start checks: " + e.getMessage(), e);
-            }
-            if (e instanceof RuntimeException r) {
-                throw r;
-            }
-            throw new IllegalStateException("start checks failed on " + SampleDatabase.redact(db.jdbcUrl()) + ": "
-                    + e.getMessage(), e);
-        }
     }
 
     /**

@@ -45,12 +45,40 @@ public final class SampleDatabase implements AutoCloseable {
         } catch (RuntimeException e) {
             String state = sqlState(e);
             String detail = (state == null ? "" : "SQLSTATE " + state + ": ") + rootMessage(e);
-            if (isUnreachable(e)) {
-                throw new UnreachableException("cannot connect to PostgreSQL at " + redact(jdbcUrl) + ": " + detail, e);
-            }
-            throw new IllegalStateException("PostgreSQL at " + redact(jdbcUrl) + " refused the connection: " + detail
-                    + " (not retried: waiting does not fix credentials, a missing database or role, or a bug)", e);
+            throw startFailure(e, "cannot connect to PostgreSQL at " + redact(jdbcUrl) + ": " + detail,
+                    () -> new IllegalStateException("PostgreSQL at " + redact(jdbcUrl) + " refused the connection: " + detail
+                            + " (not retried: waiting does not fix credentials, a missing database or role, or a bug)", e));
         }
+    }
+
+    /** A start check run by {@link #checked}: queries that fail with what they found, or with the connection. */
+    @FunctionalInterface
+    public interface StartCheck {
+        void run(SampleDatabase db) throws SQLException;
+    }
+
+    /**
+     * This database once {@code check} passed; closed when it fails. A failure is classified like {@link #open}'s:
+     * the server became unreachable meanwhile (a pooler just restarted may refuse the pool's other connections after
+     * the first got through) is an {@link UnreachableException}, which the start wait retries; what the check found
+     * (an unknown election, a missing schema) is thrown as it is.
+     */
+    public SampleDatabase checked(StartCheck check) {
+        try {
+            check.run(this);
+            return this;
+        } catch (SQLException | RuntimeException e) {
+            close();
+            throw startFailure(e, "PostgreSQL at " + redact(jdbcUrl) + " became unreachable during the start checks: "
+                    + e.getMessage(), () -> e instanceof RuntimeException r ? r
+                    : new IllegalStateException("start checks failed on " + redact(jdbcUrl) + ": " + e.getMessage(), e));
+        }
+    }
+
+    /** The one decision between "wait" and "fail now" at start, for connecting and for the start checks alike. */
+    private static RuntimeException startFailure(Throwable e, String unreachableMessage,
+                                                 java.util.function.Supplier<RuntimeException> notRetried) {
+        return isUnreachable(e) ? new UnreachableException(unreachableMessage, e) : notRetried.get();
     }
 
     /**

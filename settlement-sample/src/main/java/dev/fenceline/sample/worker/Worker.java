@@ -1,6 +1,7 @@
 package dev.fenceline.sample.worker;
 
 import dev.fenceline.election.ElectionConfig;
+import dev.fenceline.election.ElectionException;
 import dev.fenceline.election.ElectionSession;
 import dev.fenceline.fencing.FencedWriter;
 import dev.fenceline.fencing.FencedWriterConfig;
@@ -111,14 +112,22 @@ public final class Worker implements AutoCloseable {
 
     /**
      * etcd may be down or without quorum when the worker starts: keep trying — a stateless worker must not need a
-     * restart. Null when asked to stop meanwhile. (PostgreSQL has its own bounded wait before the worker runs:
+     * restart. Only what the election classifies as transient ({@link ElectionException#isTransient()}: connection
+     * refused, no leader, unavailable, deadline exceeded) is retried; anything else (an endpoint that is not etcd, a
+     * TLS failure, credentials or permissions etcd refuses, invalid configuration) fails at once, since waiting cannot
+     * fix it. Null when asked to stop meanwhile. (PostgreSQL has its own bounded wait before the worker runs:
      * {@link DatabaseWait}.)
      */
     private <T> T untilEtcdReachable(java.util.function.Supplier<T> open) throws InterruptedException {
         for (int attempt = 1; !stopping(); attempt++) {
             try {
                 return open.get();
-            } catch (RuntimeException ex) {
+            } catch (ElectionException ex) {
+                if (!ex.isTransient()) {
+                    throw new IllegalStateException(ex.getMessage() + " (the worker's options: --etcd for the endpoints, "
+                            + "--etcd-ca, --etcd-cert and --etcd-key for TLS, --etcd-user and --etcd-password-file for the "
+                            + "credentials)", ex);
+                }
                 if (attempt == 1 || attempt % 10 == 0) {
                     log.warn("worker {}: cannot reach etcd yet (attempt {}): {}; retrying", cfg.workerId(), attempt,
                             SampleDatabase.rootMessage(ex));

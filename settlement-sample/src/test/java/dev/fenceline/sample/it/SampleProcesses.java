@@ -64,7 +64,11 @@ final class SampleProcesses implements AutoCloseable {
     }
 
     List<String> common() {
-        return List.of("--jdbc-url", jdbcUrl, "--etcd", etcd.endpointsCsv(), "--election", ELECTION);
+        return common(etcd.endpointsCsv());
+    }
+
+    private List<String> common(String etcdEndpoints) {
+        return List.of("--jdbc-url", jdbcUrl, "--etcd", etcdEndpoints, "--election", ELECTION);
     }
 
     /** Runs a CLI command as a separate JVM with the common options appended and waits for it. */
@@ -108,9 +112,14 @@ final class SampleProcesses implements AutoCloseable {
     }
 
     ChildProcess startWorker(String id, String... extra) {
+        return startWorkerWithEtcd(etcd.endpointsCsv(), id, extra);
+    }
+
+    /** A worker whose --etcd is {@code etcdEndpoints} instead of this harness's cluster. */
+    ChildProcess startWorkerWithEtcd(String etcdEndpoints, String id, String... extra) {
         List<String> a = new ArrayList<>(List.of("worker", "--id", id, "--history-file", history(id).toString()));
         a.addAll(List.of(extra));
-        a.addAll(common());
+        a.addAll(common(etcdEndpoints));
         ChildProcess p = ChildProcess.start(id, ChildProcess.fencelineCommand(jar(), JVM, a), dir.resolve(id + ".log"), null);
         Reaper.get().watch(p.pid());
         workers.put(id, p);
