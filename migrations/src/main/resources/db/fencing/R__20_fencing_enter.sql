@@ -333,6 +333,12 @@ LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 BEGIN
+  -- None prepared at all, the usual case: no need to plan the join below (about 2 ms at a server session's first
+  -- advance, 1 ms at each later one, measured). Sound for step 4's wait: once step 3 is done no backend of an older
+  -- term is left to prepare anything, so the set the join looks for can only shrink.
+  IF NOT EXISTS (SELECT 1 FROM pg_prepared_xact()) THEN
+    RETURN NULL;
+  END IF;
   RETURN (SELECT string_agg(DISTINCT x.gid, ', ' ORDER BY x.gid)
     FROM pg_locks l
     JOIN pg_locks t ON t.locktype = 'transactionid' AND t.pid IS NULL AND t.virtualtransaction = l.virtualtransaction
