@@ -1,5 +1,8 @@
 package dev.fenceline.sample.it;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
 import dev.fenceline.election.ElectionAdmin;
 import dev.fenceline.election.ElectionConfig;
 import dev.fenceline.election.LeaderRecord;
@@ -169,6 +172,19 @@ final class SampleProcesses implements AutoCloseable {
 
     long batchesOfTerm(long term) throws SQLException {
         return scalar("SELECT count(*) FROM settlement.settlement_batch WHERE term = " + term);
+    }
+
+    /**
+     * Waits (bounded) until no payment is pending, checks that {@code worker} is still running, stops the workers and
+     * runs {@code verify} over their histories, which must pass: "everything settled exactly once, by a live worker".
+     */
+    void awaitAllSettledByThenVerify(String worker) throws Exception {
+        await("the waiting worker settles everything").atMost(Duration.ofSeconds(90))
+                .pollInterval(Duration.ofMillis(200)).until(() -> pending() == 0);
+        assertThat(worker(worker).isAlive()).isTrue();
+        stopWorkers();
+        Result verify = cliWithHistories("verify");
+        assertThat(verify.exit()).as(verify.stdout() + verify.stderr()).isZero();
     }
 
     /** SIGTERM (after SIGCONT) every live worker and wait; returns nothing, kills stragglers. */

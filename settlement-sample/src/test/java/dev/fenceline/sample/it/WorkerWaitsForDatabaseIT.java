@@ -42,12 +42,7 @@ class WorkerWaitsForDatabaseIT {
                     st.execute("ALTER DATABASE \"" + db.name() + "\" ALLOW_CONNECTIONS true");
                 }
             }
-            await("the waiting worker settles everything").atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(200))
-                    .until(() -> s.pending() == 0);
-            assertThat(s.worker("w1").isAlive()).isTrue();
-            s.stopWorkers();
-            SampleProcesses.Result verify = s.cliWithHistories("verify");
-            assertThat(verify.exit()).as(verify.stdout() + verify.stderr()).isZero();
+            s.awaitAllSettledByThenVerify("w1");
         }
     }
 
