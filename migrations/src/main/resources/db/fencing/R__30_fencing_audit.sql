@@ -254,10 +254,18 @@ BEGIN
                        'dblink_connect', 'dblink_connect_u')
      AND (has_function_privilege('public', p.oid, 'EXECUTE')
           OR has_function_privilege('fencing_app', p.oid, 'EXECUTE')
-          OR has_function_privilege('fencing_break_glass', p.oid, 'EXECUTE'));
+          OR has_function_privilege('fencing_break_glass', p.oid, 'EXECUTE')
+          -- the login of this session, directly or through any role it belongs to: it could have opened the
+          -- connection named fencing_audit itself, or send its own statements over the audit's. Superusers, dblink's
+          -- owner and the fencing schema's owner are out of scope (they could disable the trigger as well; the
+          -- schema owner is granted dblink where another role installed it, e.g. on managed PostgreSQL).
+          OR (has_function_privilege(session_user, p.oid, 'EXECUTE')
+              AND NOT (SELECT r.rolsuper FROM pg_roles r WHERE r.rolname = session_user)
+              AND NOT pg_has_role(session_user, p.proowner, 'MEMBER')
+              AND NOT pg_has_role(session_user, (SELECT n.nspowner FROM pg_namespace n WHERE n.nspname = 'fencing'), 'MEMBER')));
   IF v_exposed IS NOT NULL THEN
-    RETURN format('dblink functions are executable by PUBLIC or an application role (%s); run REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA %I FROM PUBLIC as the role that installed dblink',
-                  v_exposed, v_nsp::regnamespace);
+    RETURN format('dblink functions are executable by PUBLIC, an application role or this session''s login %s (%s); run REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA %I FROM PUBLIC, and revoke any grant of them to application logins, as the role that installed dblink',
+                  quote_ident(session_user), v_exposed, v_nsp::regnamespace);
   END IF;
   RETURN NULL;
 END
@@ -344,9 +352,10 @@ LANGUAGE sql
 STABLE
 SET search_path = pg_catalog, pg_temp
 AS $fn$
-SELECT format('pg_catalog.current_database() = %L AND EXISTS (SELECT 1 FROM pg_catalog.pg_locks'
+SELECT format('pg_catalog.current_database() = %L AND pg_catalog.pg_postmaster_start_time() = %L'
+              ' AND EXISTS (SELECT 1 FROM pg_catalog.pg_locks'
               ' WHERE locktype = %L AND mode = %L AND granted AND pid = %s AND virtualxid = %L)',
-              current_database(), 'virtualxid', 'ExclusiveLock', pg_backend_pid(),
+              current_database(), pg_postmaster_start_time(), 'virtualxid', 'ExclusiveLock', pg_backend_pid(),
               (SELECT l.virtualxid FROM pg_locks l
                 WHERE l.locktype = 'virtualxid' AND l.mode = 'ExclusiveLock' AND l.granted AND l.pid = pg_backend_pid() LIMIT 1))
 $fn$;
@@ -394,6 +403,7 @@ DECLARE
   v_counted boolean := false;
   v_unchecked boolean := false;
   v_here    boolean;
+  v_configured_failed boolean := false;
 BEGIN
   FOR v_round IN 1..2 LOOP   -- the second round only after a cancel caught before the row was committed
     BEGIN
@@ -431,7 +441,9 @@ BEGIN
                         'fencing_audit.sent', v_token);
       END IF;
       EXECUTE format('SELECT %L = ANY (coalesce(%I.dblink_get_connections(), ARRAY[]::text[]))', c_conn, v_schema) INTO v_open;
-      v_connects := 0;
+      -- A configured target that failed or reached another server in the first round is not tried again after a
+      -- cancel: connecting is not interrupted by one, and a hung target (a stopped old primary) costs connect_timeout.
+      v_connects := CASE WHEN v_configured_failed THEN 1 ELSE 0 END;
       -- Up to three attempts: the kept connection may have died since its last use (server restart, idle timeout, a
       -- DBA terminating it); then a new one to the configured target; then, when that fails too or reaches another
       -- server (after a failover it names the old primary), one to this server's own address (audit_self_target()).
@@ -457,6 +469,9 @@ BEGIN
             END IF;
             v_connects := v_connects + 1;
             v_unchecked := true;
+            -- Counted as failed until it has connected and passed the check: a cancel is processed when the connect
+            -- returns, possibly before this block's handler could note a failure.
+            v_configured_failed := v_configured_failed OR v_connects = 1;
             EXECUTE format('SELECT %I.dblink_connect(%L, $1)', v_schema, c_conn) USING v_target;
             v_open := true;
             EXECUTE format('SELECT t.here FROM %I.dblink(%L, $1) AS t(here boolean)', v_schema, c_conn)
@@ -469,6 +484,9 @@ BEGIN
               CONTINUE;
             END IF;
             v_unchecked := false;
+            IF v_connects = 1 THEN
+              v_configured_failed := false;
+            END IF;
           END IF;
           v_sent := true;
           EXECUTE format('SELECT t.id FROM %I.dblink(%L, $1) AS t(id bigint, sent text)', v_schema, c_conn) USING v_sql INTO v_id;
