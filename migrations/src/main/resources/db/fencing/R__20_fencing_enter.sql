@@ -125,9 +125,23 @@ LANGUAGE plpgsql
 VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $fn$
+DECLARE
+  v_rel pg_catalog.pg_class%ROWTYPE;
 BEGIN
-  IF pg_catalog.to_regclass('pg_temp.fencing_session_entering') IS NULL THEN
+  SELECT c.* INTO v_rel FROM pg_catalog.pg_class c WHERE c.oid = pg_catalog.to_regclass('pg_temp.fencing_session_entering');
+  IF NOT FOUND THEN
     CREATE TEMPORARY TABLE fencing_session_entering (resource text);
+    RETURN;
+  END IF;
+  -- The session's temporary schema belongs to whoever logged in, and mark_entered reads this relation with the
+  -- fencing schema owner's rights: a view, rules, row-level security or another table access method of the
+  -- application's would run its code as the owner (e.g. lowering the mark). Only a plain heap table is read.
+  IF v_rel.relkind <> 'r' OR v_rel.relhasrules OR v_rel.relrowsecurity
+     OR v_rel.relam IS DISTINCT FROM (SELECT a.oid FROM pg_catalog.pg_am a WHERE a.amname = 'heap') THEN
+    RAISE EXCEPTION USING ERRCODE = 'FL003',
+      MESSAGE = format('fencing: pg_temp.fencing_session_entering is not a plain temporary table (relkind %s, rules %s, row-level security %s); a session entering reads it',
+                       v_rel.relkind, v_rel.relhasrules, v_rel.relrowsecurity),
+      HINT = 'DROP it in this session (it is the fencing library''s), then enter again.';
   END IF;
 END
 $fn$;
@@ -149,7 +163,7 @@ BEGIN
     -- transaction that touched a temporary table, and no client can take that back (unlike a lock it can release),
     -- so the entering touches one. (The writer's warm start creates it ahead, in session scope only.)
     PERFORM fencing.session_entering_table();
-    PERFORM 1 FROM pg_temp.fencing_session_entering LIMIT 1;
+    PERFORM 1 FROM ONLY pg_temp.fencing_session_entering LIMIT 1;    -- ONLY: no inheritance child of the session's
     PERFORM pg_stat_clear_snapshot();
     INSERT INTO fencing.entered_session AS e (resource, pid, backend_start, term)
     VALUES (p_resource, pg_backend_pid(), (SELECT a.backend_start FROM pg_stat_get_activity(pg_backend_pid()) a), p_term)

@@ -119,6 +119,28 @@ class AdversarialReviewIT {
         assertThat(count(db, "SELECT count(*) FROM pg_prepared_xacts WHERE gid = 'xa-enter-branch'")).isZero();
     }
 
+    /**
+     * The session entering touches the session's temporary table {@code fencing_session_entering} from a function that
+     * runs as the fencing schema's owner. The application role owns its temporary schema: a view (or a table with
+     * row-level security, rules or inheritance children) of its own by that name would run its code with the owner's
+     * rights, e.g. lowering the mark. Entering must refuse such a relation and run nothing of it.
+     */
+    @Test
+    void aTemporaryRelationOfTheApplicationRoleNamedLikeTheEnteringTableRunsNothingAsTheOwner() throws Exception {
+        adversary.protectedTable("temp_swap", "temp-swap", 5, "a");
+        try (Connection a = adversary.connect("leader-a")) {
+            execute(a, "CREATE FUNCTION pg_temp.lower_the_mark() RETURNS boolean LANGUAGE plpgsql AS $f$ BEGIN"
+                    + " UPDATE fencing.high_water_mark SET highest_accepted = 2 WHERE resource = 'temp-swap';"
+                    + " RETURN true; END $f$",
+                    "CREATE TEMPORARY VIEW fencing_session_entering AS SELECT 'x'::text AS resource"
+                    + " WHERE pg_temp.lower_the_mark()",
+                    "GRANT SELECT ON fencing_session_entering TO PUBLIC");
+            Throwable entering = catchThrowable(() -> execute(a, "SELECT fencing.enter('temp-swap', 6, 'a')"));
+            assertThat(mark(db, "temp-swap")).as("the mark after entering (%s)", entering).isEqualTo(5);
+            assertThat(entering).as("entering with a view in place of the entering table").isNotNull();
+        }
+    }
+
     // ---- the advancing backend itself keeps its older session-scoped entering ---------------------------------
 
     /**
