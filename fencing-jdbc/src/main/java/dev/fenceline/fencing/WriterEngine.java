@@ -31,10 +31,10 @@ import org.slf4j.LoggerFactory;
  * {@code fencing.enter()} answered on that very session, and a session that dies is a new physical connection next
  * time, so the cache can never claim a fence the database does not hold.
  *
- * <p>Hot path (connection already entered at the token's term): borrow a connection, one map lookup, one statement
- * reading the transaction's start (its identity on this backend, checked in the same message as the COMMIT: see
- * {@code commitIfStillTheWriters}), run the work, commit. Nothing else: PostgreSQL's statement trigger checks the
- * session fence by reading two settings. Slow path (first use of a physical connection for a (resource, term), or a
+ * <p>Hot path (connection already entered at the token's term): borrow a connection, one map lookup, run the work
+ * in a transaction, commit. No extra statement: PostgreSQL's statement trigger checks the session fence by reading two
+ * settings (with {@code stampTransactionTerm} the writer's one statement setting the term also reads the
+ * transaction's start, checked in the same message as the COMMIT: see {@code commitIfStillTheWriters}). Slow path (first use of a physical connection for a (resource, term), or a
  * new term): one autocommit call of {@code fencing.enter()}, which may advance the mark (terminating the sessions of
  * older terms) or report the term stale. The decision is always PostgreSQL's; Java only caches "this physical session was entered at term t", which
  * stays true for as long as that session lives (an advance past t terminates it).
