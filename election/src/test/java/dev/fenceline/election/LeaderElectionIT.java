@@ -184,6 +184,7 @@ class LeaderElectionIT {
         assertThat(f.eventsTo(LeadershipState.LEADER)).as("follower never led").isEmpty();
         assertThat(before.lost()).isNotDone();
         log.info("blip: leader events {}", l.events.stream().map(e -> e.state() + "(" + e.reason() + ")").toList());
+        cluster.awaitHealthy(Duration.ofSeconds(30)); // the resumed members may still be re-electing a Raft leader
         assertThat(cluster.etcdctl("get", cfg.keys(name).term(), "--print-value-only").trim())
             .isEqualTo(Long.toString(before.term()));
       }

@@ -179,10 +179,16 @@ public final class EtcdCluster implements AutoCloseable {
         }
     }
 
-    /** Runs {@code etcdctl} (API v3) against all endpoints; returns stdout, fails with stderr on a non-zero exit. */
+    /**
+     * Runs {@code etcdctl} (API v3) against all endpoints; returns stdout, fails with stderr on a non-zero exit.
+     * The command timeout is 15 s, not etcdctl's 5 s: right after paused members resume, a linearizable read can wait
+     * through a Raft re-election, and a test reading the cluster's state then wants the answer, not a timeout.
+     */
     public String etcdctl(String... args) {
-        return Processes.runOrFail(etcdctlCommand(endpointsCsv(), args), Duration.ofSeconds(30), null,
-                Map.of("ETCDCTL_API", "3"));
+        List<String> withTimeout = new ArrayList<>(List.of("--command-timeout=15s"));
+        withTimeout.addAll(List.of(args));
+        return Processes.runOrFail(etcdctlCommand(endpointsCsv(), withTimeout.toArray(String[]::new)),
+                Duration.ofSeconds(30), null, Map.of("ETCDCTL_API", "3"));
     }
 
     /** Like {@link #etcdctl} against the given endpoints, returning the whole result instead of failing. */

@@ -52,7 +52,7 @@ public final class PeerPartition implements AutoCloseable {
         Map<String, String> ids = memberIds();
         for (EtcdMember m : cluster.members()) {
             String id = Objects.requireNonNull(ids.get(m.name()), "no etcd member id for " + m.name() + ": " + ids);
-            retry(() -> cluster.etcdctl("--command-timeout=10s", "member", "update", id,
+            retry(() -> cluster.etcdctl("member", "update", id,
                     "--peer-urls=" + proxies.get(m.name()).endpoint()));
         }
         // Existing direct peer connections would bypass the proxies: restart every member once, one at a time.
@@ -65,7 +65,7 @@ public final class PeerPartition implements AutoCloseable {
     }
 
     private Map<String, String> memberIds() {
-        String json = retry(() -> cluster.etcdctl("--command-timeout=10s", "member", "list", "-w", "json"));
+        String json = retry(() -> cluster.etcdctl("member", "list", "-w", "json"));
         Map<String, String> ids = new HashMap<>();
         try {
             JsonNode root = JSON.readTree(json);
