@@ -8,19 +8,17 @@ import dev.fenceline.election.LeadershipState;
 import dev.fenceline.fencing.CommitOutcomeUnknownException;
 import dev.fenceline.fencing.FencedWriter;
 import dev.fenceline.fencing.FencingToken;
-import dev.fenceline.fencing.UnknownResourceException;
 import dev.fenceline.fencing.WriteDescription;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Objects;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -64,12 +62,11 @@ public final class LeaderTask implements AutoCloseable {
     private final List<TaskListener> listeners = new CopyOnWriteArrayList<>();
     private final LongSupplier nanoClock;
     private final TaskMetrics metrics;
+    private final TermFloor termFloor;
 
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition wake = lock.newCondition();
     private final Thread thread;
-    /** Terms this task has presented to PostgreSQL (it may have advanced the mark to them). */
-    private final Set<Long> presented = ConcurrentHashMap.newKeySet();
     private final AtomicLong runs = new AtomicLong();
     private final AtomicLong committed = new AtomicLong();
     private final AtomicLong rejected = new AtomicLong();
@@ -100,6 +97,7 @@ public final class LeaderTask implements AutoCloseable {
         this.election = session.election(electionName, config.candidateId(), config.metadata());
         this.election.addListener(ev -> signal());
         this.metrics = new TaskMetrics(config.meterRegistry(), resource, electionName, this);
+        this.termFloor = new TermFloor(writer, resource, electionName);
         this.thread = new Thread(this::loop, "fenceline-task-" + resource);
         this.thread.setDaemon(true);
     }
@@ -316,35 +314,15 @@ public final class LeaderTask implements AutoCloseable {
         return false;
     }
 
-    /** Reads the database's mark (0 when the resource has none yet). */
-    private long databaseMark() {
-        try {
-            return writer.highestAccepted(resource);
-        } catch (UnknownResourceException e) {
-            return 0;
-        }
-    }
-
-    /** Raises the election's term floor above the database's mark if needed; returns the mark read. */
-    private long raiseFloor(long knownMark) {
-        long mark = Math.max(knownMark, databaseMark());
-        String name = election.electionName();
-        long electionTerm = mark <= 0 ? 0 : admin.currentTerm(name);
-        long floor = TaskDecision.floorAbove(mark, electionTerm);
-        if (floor > 0) {
-            long inForce = admin.ensureTermAtLeast(name, floor);
+    /** Raises the election's term floor above the database's mark if needed, and says so. */
+    private void raiseFloor(long knownMark) {
+        TermFloor.Raised r = termFloor.raise(admin, knownMark);
+        if (r != null) {
             log.info("task {}: election term {} is not above the database mark {}: term floor raised to {}", resource,
-                    electionTerm, mark, inForce);
+                    r.electionTerm(), r.databaseMark(), r.floorInForce());
             metrics.floorRaised();
-            for (TaskListener t : listeners) {
-                try {
-                    t.onTermFloorRaised(mark, electionTerm, inForce);
-                } catch (RuntimeException e) {
-                    log.warn("task listener failed", e);
-                }
-            }
+            tell(t -> t.onTermFloorRaised(r.databaseMark(), r.electionTerm(), r.floorInForce()));
         }
-        return mark;
     }
 
     private void raiseFloorQuietly(long knownMark) {
@@ -359,13 +337,13 @@ public final class LeaderTask implements AutoCloseable {
     private boolean checkTerm(Leadership l) {
         long mark;
         try {
-            mark = databaseMark();
+            mark = termFloor.databaseMark();
         } catch (RuntimeException e) {
             log.warn("task {} term {}: cannot read the database mark: {}; retrying", resource, l.term(), e.toString());
             await(config.failureBackoff().toNanos());
             return false;
         }
-        if (TaskDecision.termUsable(l.term(), mark, presented.contains(l.term()))) {
+        if (termFloor.usable(l.term(), mark)) {
             return true;
         }
         log.warn("task {} won term {} but the database mark is {}: the coordinator lost its history; raising the"
@@ -405,14 +383,8 @@ public final class LeaderTask implements AutoCloseable {
             return null;
         }
         FencingToken token = FencingToken.of(resource, l.term(), election.candidateId());
-        presented.add(l.term());
-        for (TaskListener t : listeners) {
-            try {
-                t.onRunStarting(ctx, plan);
-            } catch (RuntimeException e) {
-                log.warn("task listener failed", e);
-            }
-        }
+        termFloor.presenting(l.term());
+        tell(t -> t.onRunStarting(ctx, plan));
         inRun = true;
         RunOutcome outcome;
         long units = 0;
@@ -451,13 +423,7 @@ public final class LeaderTask implements AutoCloseable {
             rejected.incrementAndGet();
         }
         metrics.run(r);
-        for (TaskListener t : listeners) {
-            try {
-                t.onRunFinished(r);
-            } catch (RuntimeException e) {
-                log.warn("task listener failed", e);
-            }
-        }
+        tell(t -> t.onRunFinished(r));
         return r;
     }
 
@@ -506,11 +472,16 @@ public final class LeaderTask implements AutoCloseable {
         }
         phase = next;
         log.info("task {}: {} -> {} (term {}): {}", resource, previous, next, term, why);
+        tell(t -> t.onPhaseChange(previous, next, term, why));
+    }
+
+    /** Calls every listener; one that throws is logged and does not keep the others from being called. */
+    private void tell(Consumer<TaskListener> call) {
         for (TaskListener t : listeners) {
             try {
-                t.onPhaseChange(previous, next, term, why);
+                call.accept(t);
             } catch (RuntimeException e) {
-                log.warn("task listener failed", e);
+                log.warn("task {}: listener {} failed", resource, t, e);
             }
         }
     }
