@@ -1,0 +1,336 @@
+package dev.fenceline.fencing;
+
+import static dev.fenceline.fencing.AdversaryRole.FENCE_LOCK_NAMESPACE;
+import static dev.fenceline.fencing.AdversaryRole.execute;
+import static dev.fenceline.fencing.AdversaryRole.mark;
+import static dev.fenceline.fencing.AdversaryRole.query;
+import static dev.fenceline.fencing.AdversaryRole.sqlState;
+import static dev.fenceline.fencing.Fixtures.count;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.fenceline.db.DatabaseConfig;
+import dev.fenceline.db.Databases;
+import dev.fenceline.testkit.PgBouncer;
+import dev.fenceline.testkit.TestDatabase;
+import dev.fenceline.testkit.junit.PostgresExtension;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * Attacks by logins that are neither superuser, nor table owner, nor owner of schema {@code fencing}: an ordinary
+ * {@code fencing_app} login ({@link AdversaryRole}), a login outside every fencing role, and another client of the
+ * same transaction pooler. Each test asserts the safe behaviour: the current leader's writes commit, the next term
+ * can advance, and a write without a valid term commits nothing.
+ *
+ * <p>Each test has its own resource and table (mark 5, held by leader a). Nothing sleeps: a wait the fence should
+ * have bounded meets {@link AdversaryRole#QUERY_TIMEOUT_SECONDS} as a safety net, never as the assertion.
+ */
+@ExtendWith(PostgresExtension.class)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class UnprivilegedRoleAttackIT {
+    private static final AtomicInteger TABLES = new AtomicInteger();
+
+    private TestDatabase db;
+    private AdversaryRole adversary;
+    private String outsider;
+    private ExecutorService background;
+
+    @BeforeAll
+    void setUp(TestDatabase db) {
+        this.db = db;
+        Fixtures.migrate(db);
+        // Short: an advance that cannot finish fails with FL005 after this, and the test reads that failure.
+        Fixtures.sql(db, "UPDATE fencing.settings SET value = '1s' WHERE name = 'advance_timeout'");
+        adversary = AdversaryRole.create(db);
+        outsider = "fence_outsider_" + ProcessHandle.current().pid();
+        Fixtures.sql(db, "CREATE ROLE " + outsider + " LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE");
+        background = Executors.newCachedThreadPool();
+    }
+
+    @AfterAll
+    void tearDown() throws InterruptedException {
+        if (background != null) {
+            background.shutdownNow();
+            background.awaitTermination(AdversaryRole.QUERY_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+        }
+        if (outsider != null) {
+            Fixtures.sql(db, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = '" + outsider + "'",
+                    "DROP ROLE IF EXISTS " + outsider);
+        }
+        if (adversary != null) {
+            adversary.close();
+        }
+    }
+
+    /** A fresh resource at mark 5 (held by leader a) and its protected table; returns the table's name. */
+    private String table(String prefix) {
+        String table = prefix + "_" + TABLES.incrementAndGet();
+        adversary.protectedTable(table, resourceOf(table), 5, "a");
+        return table;
+    }
+
+    private static String resourceOf(String table) {
+        return table.replace('_', '-');
+    }
+
+    private String note(String table, long id) {
+        return Fixtures.text(db, "SELECT note FROM " + table + " WHERE id = " + id);
+    }
+
+    private long audits(String resource) {
+        return count(db, "SELECT count(*) FROM fencing.rejected_write WHERE resource = '" + resource + "'");
+    }
+
+    private String lockKey(String resource) {
+        return Fixtures.text(db, "SELECT lock_key FROM fencing.high_water_mark WHERE resource = '" + resource + "'");
+    }
+
+    /** A login that belongs to no fencing role and may not touch the table: only CONNECT, as PUBLIC has it. */
+    private Connection connectAsOutsider() throws SQLException {
+        return DriverManager.getConnection(db.jdbcUrl(), outsider, "");
+    }
+
+    /** A pool of logins as the adversary role, straight to PostgreSQL. */
+    private HikariDataSource directPool(String name) {
+        return Databases.dataSource(DatabaseConfig.builder(db.jdbcUrl()).username(adversary.name())
+                .maximumPoolSize(1).applicationName(name).poolName(name + "-" + TABLES.incrementAndGet())
+                .lockTimeout(Duration.ofSeconds(2)).idleInTransactionSessionTimeout(Duration.ofSeconds(30)).build());
+    }
+
+    /** A pool of logins as the adversary role through {@code bouncer}. */
+    private HikariDataSource bouncerPool(PgBouncer bouncer, String name) {
+        return Databases.dataSource(DatabaseConfig.builder(bouncer.jdbcUrl(db.name())).username(adversary.name())
+                .maximumPoolSize(1).applicationName(name).poolName(name + "-" + TABLES.incrementAndGet())
+                .lockTimeout(Duration.ofSeconds(2)).idleInTransactionSessionTimeout(Duration.ofSeconds(30)).build());
+    }
+
+    private static FencedWriter transactionScopedWriter(HikariDataSource pool, Duration lockTimeout) {
+        return FencedWriter.create(pool, FencedWriterConfig.builder().enterScope(EnterScope.TRANSACTION)
+                .lockTimeout(lockTimeout).build());
+    }
+
+    /** Another client of the pooler, logged in as the same role as the leader (one server session for both). */
+    private Connection pooledClient(PgBouncer bouncer) throws SQLException {
+        return DriverManager.getConnection(bouncer.jdbcUrl(db.name()), adversary.name(), "");
+    }
+
+    // ---- (c) the fence's advisory lock, taken exclusively by any login ------------------------------------------
+
+    /**
+     * Advisory-lock functions are executable by PUBLIC, and the fence's key is (1178946115, lock_key) with lock_key
+     * drawn from a sequence starting at 1. The advance (step 1) terminates every backend holding the key in
+     * SHARE mode, but takes a backend holding it EXCLUSIVELY for "another advance in flight" and waits for it: a
+     * login outside every fencing role that holds the key exclusively on an idle session (no timeout applies) makes
+     * every advance of the resource fail with FL005, for as long as it likes.
+     */
+    @Test
+    void aLoginOutsideTheFencingRolesHoldingTheFenceLockExclusivelyCannotStopTheNextTermsAdvance() throws Exception {
+        String table = table("xlock_advance");
+        String resource = resourceOf(table);
+        try (Connection squatter = connectAsOutsider(); Connection next = adversary.connect("leader-b")) {
+            assertThat(query(squatter, "SELECT pg_try_advisory_lock(" + FENCE_LOCK_NAMESPACE + ", "
+                    + lockKey(resource) + ")")).as("an outsider takes the fence lock exclusively").isEqualTo("t");
+            Throwable advance = catchThrowable(() -> execute(next,
+                    "SELECT fencing.enter('" + resource + "', 6, 'b')"));
+            assertThat(advance).as("the next term's advance while an outsider holds the fence lock exclusively"
+                    + " (SQLSTATE %s)", sqlState(advance)).isNull();
+            assertThat(mark(db, resource)).isEqualTo(6);
+        }
+    }
+
+    /**
+     * The same squatter also stops the current leader: behind a transaction pooler every transaction enters on its own
+     * ({@code enter_transaction} takes the key in SHARE mode), so each of the leader's transactions waits for the
+     * squatter and fails at its lock timeout, for as long as the squatter holds the key.
+     */
+    @Test
+    void aLoginOutsideTheFencingRolesHoldingTheFenceLockExclusivelyCannotBlockTheCurrentLeadersTransactions()
+            throws Exception {
+        String table = table("xlock_leader");
+        String resource = resourceOf(table);
+        try (Connection squatter = connectAsOutsider(); HikariDataSource pool = directPool("leader-a")) {
+            assertThat(query(squatter, "SELECT pg_try_advisory_lock(" + FENCE_LOCK_NAMESPACE + ", "
+                    + lockKey(resource) + ")")).isEqualTo("t");
+            FencedWriter leader = transactionScopedWriter(pool, Duration.ofMillis(500));
+            Throwable write = catchThrowable(() -> leader.run(FencingToken.of(resource, 5, "a"),
+                    ctx -> ctx.dsl().execute("UPDATE " + table + " SET note = 'leader a at 5' WHERE id = 1")));
+            assertThat(write).as("the current leader's transaction while an outsider holds the fence lock"
+                    + " exclusively (SQLSTATE %s)", sqlState(write)).isNull();
+        }
+        assertThat(note(table, 1)).isEqualTo("leader a at 5");
+    }
+
+    /**
+     * Behind PgBouncer the startup {@code options} (with the pool's lock_timeout) are dropped, so the writer sets its
+     * lock timeout per transaction, in the statement that enters. It sets it after {@code enter_transaction} in that
+     * statement's select list, i.e. after the wait for the fence lock: that wait runs under the server's default
+     * lock_timeout (0, none), and the leader's transaction hangs for as long as anyone holds the key exclusively.
+     * Whatever else happens, the writer's lock timeout must bound it.
+     */
+    @Test
+    void theWritersLockTimeoutBoundsItsWaitForTheFenceLockBehindATransactionPooler() throws Exception {
+        String table = table("xlock_pooled");
+        String resource = resourceOf(table);
+        try (PgBouncer bouncer = PgBouncer.start(db.server(),
+                PgBouncer.Options.defaults().poolMode("transaction").defaultPoolSize(1));
+             HikariDataSource pool = bouncerPool(bouncer, "leader-a")) {
+            FencedWriter leader = transactionScopedWriter(pool, Duration.ofMillis(500));
+            CompletableFuture<Void> write;
+            try (Connection squatter = connectAsOutsider()) {
+                assertThat(query(squatter, "SELECT pg_try_advisory_lock(" + FENCE_LOCK_NAMESPACE + ", "
+                        + lockKey(resource) + ")")).isEqualTo("t");
+                write = CompletableFuture.runAsync(() -> leader.run(FencingToken.of(resource, 5, "a"),
+                        ctx -> ctx.dsl().execute("UPDATE " + table + " SET note = 'leader a at 5' WHERE id = 1")),
+                        background);
+                Throwable outcome = null;
+                boolean finished = true;
+                try {
+                    write.get(AdversaryRole.QUERY_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+                } catch (ExecutionException e) {
+                    outcome = e.getCause();
+                } catch (TimeoutException e) {
+                    finished = false;
+                }
+                assertThat(finished).as("the leader's transaction ended (committed, or failed at the writer's lock"
+                        + " timeout of 500 ms) while the fence lock stayed held exclusively").isTrue();
+                if (outcome != null) {
+                    assertThat(sqlState(outcome)).as("%s", outcome).isEqualTo("55P03");
+                }
+            }
+            // The squatter's session ended: a transaction left waiting goes on now.
+            catchThrowable(() -> write.get(AdversaryRole.QUERY_TIMEOUT_SECONDS, TimeUnit.SECONDS));
+        }
+    }
+
+    // ---- (c) settings another client leaves on a pooled server session -----------------------------------------
+
+    /**
+     * Behind a transaction pooler, clients logged in as the same role share server sessions, and a session-level SET
+     * stays on the server session for the next client. The writer in transaction scope enters with
+     * {@code enter_transaction} but does not set {@code fencing.term}, so a {@code fencing.term} left on the server
+     * session by another client sends the leader's writes to the slow path with that term: the leader's transaction
+     * is rejected as stale (and audited as a stale write of the leader's login), on every transaction that lands on
+     * that server session. {@code fencing.warm_up} left over is ignored (WarmUpIT); {@code fencing.term} must be too.
+     */
+    @Test
+    void aFencingTermLeftOnAPooledServerSessionByAnotherClientDoesNotRejectTheLeadersTransactions() throws Exception {
+        String table = table("left_term");
+        String resource = resourceOf(table);
+        try (PgBouncer bouncer = PgBouncer.start(db.server(),
+                PgBouncer.Options.defaults().poolMode("transaction").defaultPoolSize(1));
+             HikariDataSource pool = bouncerPool(bouncer, "leader-a")) {
+            try (Connection other = pooledClient(bouncer)) {
+                execute(other, "SET fencing.term = '4'");
+            }
+            try (Connection check = pooledClient(bouncer)) {
+                assertThat(query(check, "SELECT current_setting('fencing.term', true)"))
+                        .as("the other client's setting, still on the one server session").isEqualTo("4");
+            }
+            FencedWriter leader = transactionScopedWriter(pool, Duration.ofSeconds(2));
+            Throwable write = catchThrowable(() -> leader.run(FencingToken.of(resource, 5, "a"),
+                    ctx -> ctx.dsl().execute("UPDATE " + table + " SET note = 'leader a at 5' WHERE id = 1")));
+            assertThat(write).as("the current leader's transaction on a server session where another client left"
+                    + " fencing.term = 4").isNull();
+        }
+        assertThat(note(table, 1)).isEqualTo("leader a at 5");
+        assertThat(audits(resource)).as("rejections audited for the leader's login").isZero();
+    }
+
+    /**
+     * Worse: with {@code fencing.resource} and {@code fencing.leader_id} left on the server session too, the leader's
+     * own write advances the mark to the other client's term, under the other client's leader id, terminating the
+     * leader's other sessions; from then on every transaction of the legitimate leader is stale.
+     */
+    @Test
+    void aTermResourceAndLeaderIdLeftOnAPooledServerSessionDoNotAdvanceTheMarkInTheLeadersTransaction()
+            throws Exception {
+        String table = table("left_advance");
+        String resource = resourceOf(table);
+        try (PgBouncer bouncer = PgBouncer.start(db.server(),
+                PgBouncer.Options.defaults().poolMode("transaction").defaultPoolSize(1));
+             HikariDataSource pool = bouncerPool(bouncer, "leader-a")) {
+            try (Connection other = pooledClient(bouncer)) {
+                execute(other, "SET fencing.term = '900'", "SET fencing.resource = '" + resource + "'",
+                        "SET fencing.leader_id = 'mallory'");
+            }
+            FencedWriter leader = transactionScopedWriter(pool, Duration.ofSeconds(2));
+            Throwable first = catchThrowable(() -> leader.run(FencingToken.of(resource, 5, "a"),
+                    ctx -> ctx.dsl().execute("UPDATE " + table + " SET note = 'leader a at 5' WHERE id = 1")));
+            assertThat(Fixtures.text(db, "SELECT highest_accepted || ' ' || coalesce(leader_id, '-')"
+                    + " FROM fencing.high_water_mark WHERE resource = '" + resource + "'"))
+                    .as("the mark after the leader's transaction at 5 (%s)", first).isEqualTo("5 a");
+            assertThat(first).isNull();
+            Throwable second = catchThrowable(() -> leader.run(FencingToken.of(resource, 5, "a"),
+                    ctx -> ctx.dsl().execute("UPDATE " + table + " SET note = 'leader a at 5 again' WHERE id = 2")));
+            assertThat(second).as("the leader's next transaction at 5").isNull();
+        }
+        assertThat(note(table, 2)).isEqualTo("leader a at 5 again");
+    }
+
+    // ---- (b) a rejected write that leaves no audit row -----------------------------------------------------------
+
+    /**
+     * A raw write carries its leader id in {@code fencing.leader_id}. {@code guard_slow} hands a term to
+     * {@code enter_at}, which checks the leader id's length (at most 200) before it looks at the term: a stale write
+     * with a 201-character leader id is refused with FL003 and audited nowhere (no row, no count, no WARNING), so a
+     * deposed writer can probe or retry stale writes without a trace.
+     */
+    @Test
+    void aStaleRawWriteCarryingAnOverlongLeaderIdIsAuditedOnce() throws Exception {
+        String table = table("long_leader");
+        String resource = resourceOf(table);
+        long countedBefore = count(db, "SELECT trigger_counted FROM fencing.rejection_counts WHERE reason = 'stale_term'");
+        try (Connection a = adversary.connect("stale-writer")) {
+            Throwable stale = catchThrowable(() -> AdversaryRole.inTransaction(a,
+                    "SET LOCAL fencing.term = '4'", "SET LOCAL fencing.leader_id = '" + "x".repeat(201) + "'",
+                    "UPDATE " + table + " SET note = 'stale, term 4' WHERE id = 1"));
+            assertThat(stale).as("the stale write").isNotNull();
+            assertThat(audits(resource)).as("audit rows of the stale write (it ended with SQLSTATE %s)",
+                    sqlState(stale)).isOne();
+        }
+        assertThat(count(db, "SELECT trigger_counted FROM fencing.rejection_counts WHERE reason = 'stale_term'"))
+                .isEqualTo(countedBefore + 1);
+        assertThat(note(table, 1)).isEqualTo("initial");
+    }
+
+    // ---- (a) a write without a valid term ------------------------------------------------------------------------
+
+    /**
+     * A resource nobody has advanced yet has mark 0. {@code fencing.enter('r', 0)} and a raw {@code fencing.term = '0'}
+     * are refused (FL003: a term is a positive bigint), but {@code enter_transaction}'s fast path only compares the
+     * offered term with the mark, so it enters at term 0 and the transaction writes the protected table.
+     */
+    @Test
+    void enteringATransactionAtTermZeroIsRefusedAndWritesNothing() throws Exception {
+        String table = "term_zero_" + TABLES.incrementAndGet();
+        String resource = resourceOf(table);
+        Fixtures.sql(db, "CREATE TABLE " + table + " (id bigint PRIMARY KEY, note text)",
+                "INSERT INTO " + table + " (id, note) VALUES (1, 'initial')",
+                "SELECT fencing.protect_table('" + table + "', '" + resource + "')");
+        adversary.grantWrites(table);
+        assertThat(mark(db, resource)).isZero();
+        try (Connection a = adversary.connect("term-zero")) {
+            Throwable zero = catchThrowable(() -> AdversaryRole.inTransaction(a,
+                    "SELECT fencing.enter_transaction('" + resource + "', 0, 'z')",
+                    "UPDATE " + table + " SET note = 'written at term 0' WHERE id = 1"));
+            assertThat(sqlState(zero)).as("entering a transaction at term 0: %s", zero).isEqualTo("FL003");
+        }
+        assertThat(note(table, 1)).isEqualTo("initial");
+    }
+}
