@@ -155,6 +155,34 @@ class UnprivilegedRoleAttackIT {
     }
 
     /**
+     * The same with a prepared transaction (the XA support needs max_prepared_transactions above 0): a login outside
+     * every fencing role takes the fence lock at transaction level and prepares. Nobody's backend holds it, so the
+     * advance can terminate no one and waits (FL005); the lock survives the login's disconnection and a server
+     * restart, and only that login or a superuser can resolve it. The fence must not let a transaction that could
+     * never enter (its owner may not execute the entering functions) hold the resource.
+     */
+    @Test
+    void aLoginOutsideTheFencingRolesCannotStopTheNextTermsAdvanceWithAPreparedFenceLock() throws Exception {
+        String table = table("xlock_prepared");
+        String resource = resourceOf(table);
+        try {
+            try (Connection squatter = connectAsOutsider()) {
+                execute(squatter, "BEGIN", "SELECT pg_advisory_xact_lock_shared(" + FENCE_LOCK_NAMESPACE + ", "
+                        + lockKey(resource) + ")", "PREPARE TRANSACTION 'fence-squatter'");
+            }
+            try (Connection next = adversary.connect("leader-b")) {
+                Throwable advance = catchThrowable(() -> execute(next,
+                        "SELECT fencing.enter('" + resource + "', 6, 'b')"));
+                assertThat(advance).as("the next term's advance while a prepared transaction of a login outside the"
+                        + " fencing roles holds the fence lock (SQLSTATE %s)", sqlState(advance)).isNull();
+            }
+            assertThat(mark(db, resource)).isEqualTo(6);
+        } finally {
+            AdversaryRole.rollbackPreparedTransactions(db);
+        }
+    }
+
+    /**
      * The same squatter also stops the current leader: behind a transaction pooler every transaction enters on its own
      * ({@code enter_transaction} takes the key in SHARE mode), so each of the leader's transactions waits for the
      * squatter and fails at its lock timeout, for as long as the squatter holds the key.
@@ -283,6 +311,33 @@ class UnprivilegedRoleAttackIT {
         assertThat(note(table, 2)).isEqualTo("leader a at 5 again");
     }
 
+    /**
+     * An advance runs only under READ COMMITTED (FL011). In session scope the writer retries its entering in an
+     * explicit READ COMMITTED transaction; in transaction scope its entering is the first statement of the business
+     * transaction, begun at the server session's default isolation. A {@code default_transaction_isolation} left on
+     * the pooled server session by another client makes the new leader's first transaction fail there instead of
+     * advancing the mark.
+     */
+    @Test
+    void anIsolationLevelLeftOnAPooledServerSessionDoesNotStopTheNewLeadersAdvance() throws Exception {
+        String table = table("left_isolation");
+        String resource = resourceOf(table);
+        try (PgBouncer bouncer = PgBouncer.start(db.server(),
+                PgBouncer.Options.defaults().poolMode("transaction").defaultPoolSize(1));
+             HikariDataSource pool = bouncerPool(bouncer, "leader-b")) {
+            try (Connection other = pooledClient(bouncer)) {
+                execute(other, "SET default_transaction_isolation = 'repeatable read'");
+            }
+            FencedWriter next = transactionScopedWriter(pool, Duration.ofSeconds(2));
+            Throwable write = catchThrowable(() -> next.run(FencingToken.of(resource, 6, "b"),
+                    ctx -> ctx.dsl().execute("UPDATE " + table + " SET note = 'leader b at 6' WHERE id = 1")));
+            assertThat(write).as("the new leader's first transaction at 6 on a server session where another client"
+                    + " left default_transaction_isolation = 'repeatable read' (SQLSTATE %s)", sqlState(write)).isNull();
+        }
+        assertThat(mark(db, resource)).isEqualTo(6);
+        assertThat(note(table, 1)).isEqualTo("leader b at 6");
+    }
+
     // ---- (b) a rejected write that leaves no audit row -----------------------------------------------------------
 
     /**
@@ -307,6 +362,30 @@ class UnprivilegedRoleAttackIT {
         assertThat(count(db, "SELECT trigger_counted FROM fencing.rejection_counts WHERE reason = 'stale_term'"))
                 .isEqualTo(countedBefore + 1);
         assertThat(note(table, 1)).isEqualTo("initial");
+    }
+
+    /**
+     * {@code fencing.guard_slow} is executable by PUBLIC (a foreign-key cascade may reach a protected table as any
+     * owner) and refuses only calls outside a trigger ({@code pg_trigger_depth() = 0}). Any login can create a
+     * temporary table with a trigger of its own and call it from there, naming a protected table it may not even
+     * read: the audit then commits a {@code source = 'trigger'} row saying its DELETE of that table was refused, a
+     * statement PostgreSQL would have refused with 42501 before any trigger ran, and bumps the counter. (Rows from
+     * {@code fencing_app} calling the audit function itself are documented; this login is in no fencing role.)
+     */
+    @Test
+    void aLoginOutsideTheFencingRolesCannotAddTriggerAuditRowsForATableItMayNotWrite() throws Exception {
+        String table = table("forged_row");
+        String resource = resourceOf(table);
+        try (Connection outside = connectAsOutsider()) {
+            execute(outside, "CREATE TEMPORARY TABLE bait (i int)",
+                    "CREATE FUNCTION pg_temp.claim() RETURNS trigger LANGUAGE plpgsql AS $f$ BEGIN"
+                            + " PERFORM fencing.guard_slow('" + resource + "', 'public', '" + table + "', 'DELETE', NULL);"
+                            + " RETURN NULL; END $f$",
+                    "CREATE TRIGGER claim AFTER INSERT ON bait FOR EACH STATEMENT EXECUTE FUNCTION pg_temp.claim()");
+            Throwable claim = catchThrowable(() -> execute(outside, "INSERT INTO bait VALUES (1)"));
+            assertThat(audits(resource)).as("audit rows after a login without any right on %s called the guard's"
+                    + " slow path from its own trigger (%s)", table, claim).isZero();
+        }
     }
 
     // ---- (a) a write without a valid term ------------------------------------------------------------------------
