@@ -134,10 +134,11 @@ class UnprivilegedRoleAttackIT {
 
     /**
      * Advisory-lock functions are executable by PUBLIC, and the fence's key is (1178946115, lock_key) with lock_key
-     * drawn from a sequence starting at 1. The advance (step 1) terminates every backend holding the key in
-     * SHARE mode, but takes a backend holding it EXCLUSIVELY for "another advance in flight" and waits for it: a
-     * login outside every fencing role that holds the key exclusively on an idle session (no timeout applies) makes
-     * every advance of the resource fail with FL005, for as long as it likes.
+     * drawn from a sequence starting at 1. A login outside every fencing role that holds the key exclusively on an
+     * idle session (no timeout applies) blocks every entering, which first takes the key in SHARE mode; and an
+     * advance that gets past that (its session already entered) terminates only SHARE holders and takes an EXCLUSIVE
+     * holder for "another advance in flight", waiting for it until FL005. Either way the resource cannot advance for
+     * as long as the squatter likes.
      */
     @Test
     void aLoginOutsideTheFencingRolesHoldingTheFenceLockExclusivelyCannotStopTheNextTermsAdvance() throws Exception {
@@ -146,7 +147,8 @@ class UnprivilegedRoleAttackIT {
         try (Connection squatter = connectAsOutsider(); Connection next = adversary.connect("leader-b")) {
             assertThat(query(squatter, "SELECT pg_try_advisory_lock(" + FENCE_LOCK_NAMESPACE + ", "
                     + lockKey(resource) + ")")).as("an outsider takes the fence lock exclusively").isEqualTo("t");
-            Throwable advance = catchThrowable(() -> execute(next,
+            // lock_timeout as the writer's pools send it: entering first takes the key in SHARE mode, and waits.
+            Throwable advance = catchThrowable(() -> execute(next, "SET lock_timeout = '2s'",
                     "SELECT fencing.enter('" + resource + "', 6, 'b')"));
             assertThat(advance).as("the next term's advance while an outsider holds the fence lock exclusively"
                     + " (SQLSTATE %s)", sqlState(advance)).isNull();
