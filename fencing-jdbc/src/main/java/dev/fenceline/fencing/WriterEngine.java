@@ -461,20 +461,22 @@ final class WriterEngine {
     /**
      * Enters the open transaction at the token's term, and sets the writer's timeouts for it (a transaction-mode
      * pooler drops the connection's startup options). One statement, one round trip. Returns the transaction's start;
-     * throws {@link StaleEntering} with the mark when that is not the term.
+     * throws {@link StaleEntering} with the mark when that is not the term. The timeouts come first in the select
+     * list, which PostgreSQL evaluates in order: entering waits for the fence lock, and that wait must already be
+     * bounded by the writer's lock timeout (behind the pooler the server session's own is the server default, none).
      */
     private OffsetDateTime enterTransaction(Connection c, FencingToken token) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT fencing.enter_transaction(?, ?, ?),"
-                + " set_config('lock_timeout', ?, true), set_config('idle_in_transaction_session_timeout', ?, true),"
+        try (PreparedStatement ps = c.prepareStatement("SELECT set_config('lock_timeout', ?, true),"
+                + " set_config('idle_in_transaction_session_timeout', ?, true), fencing.enter_transaction(?, ?, ?),"
                 + " pg_catalog.transaction_timestamp()")) {
-            ps.setString(1, token.resource());
-            ps.setLong(2, token.term());
-            ps.setString(3, token.leaderId());
-            ps.setString(4, config.lockTimeout().toMillis() + "ms");
-            ps.setString(5, config.idleInTransactionSessionTimeout().toMillis() + "ms");
+            ps.setString(1, config.lockTimeout().toMillis() + "ms");
+            ps.setString(2, config.idleInTransactionSessionTimeout().toMillis() + "ms");
+            ps.setString(3, token.resource());
+            ps.setLong(4, token.term());
+            ps.setString(5, token.leaderId());
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
-                long mark = rs.getLong(1);
+                long mark = rs.getLong(3);
                 if (mark != token.term()) {
                     throw new StaleEntering(mark);
                 }
