@@ -252,11 +252,11 @@ class UnprivilegedRoleAttackIT {
 
     /**
      * Behind a transaction pooler, clients logged in as the same role share server sessions, and a session-level SET
-     * stays on the server session for the next client. The writer in transaction scope enters with
-     * {@code enter_transaction} but does not set {@code fencing.term}, so a {@code fencing.term} left on the server
-     * session by another client sends the leader's writes to the slow path with that term: the leader's transaction
-     * is rejected as stale (and audited as a stale write of the leader's login), on every transaction that lands on
-     * that server session. {@code fencing.warm_up} left over is ignored (WarmUpIT); {@code fencing.term} must be too.
+     * stays on the server session for the next client. A {@code fencing.term} left there by another client, if the
+     * writer in transaction scope entered with {@code enter_transaction} without setting its own term, sends the
+     * leader's writes to the slow path with that term: the leader's transaction rejected as stale (and audited as a
+     * stale write of the leader's login), on every transaction that lands on that server session.
+     * {@code fencing.warm_up} left over is ignored (WarmUpIT); {@code fencing.term} must be too.
      */
     @Test
     void aFencingTermLeftOnAPooledServerSessionByAnotherClientDoesNotRejectTheLeadersTransactions() throws Exception {
@@ -284,8 +284,8 @@ class UnprivilegedRoleAttackIT {
 
     /**
      * Worse: with {@code fencing.resource} and {@code fencing.leader_id} left on the server session too, the leader's
-     * own write advances the mark to the other client's term, under the other client's leader id, terminating the
-     * leader's other sessions; from then on every transaction of the legitimate leader is stale.
+     * own write would advance the mark to the other client's term, under the other client's leader id, terminating
+     * the leader's other sessions; from then on every transaction of the legitimate leader would be stale.
      */
     @Test
     void aTermResourceAndLeaderIdLeftOnAPooledServerSessionDoNotAdvanceTheMarkInTheLeadersTransaction()
