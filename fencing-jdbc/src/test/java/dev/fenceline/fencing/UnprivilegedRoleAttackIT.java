@@ -70,7 +70,8 @@ class UnprivilegedRoleAttackIT {
             background.awaitTermination(AdversaryRole.QUERY_TIMEOUT_SECONDS, TimeUnit.SECONDS);
         }
         if (outsider != null) {
-            Fixtures.sql(db, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = '" + outsider + "'",
+            Fixtures.sql(db,
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = '" + outsider + "'",
                     "DROP ROLE IF EXISTS " + outsider);
         }
         if (adversary != null) {
@@ -334,7 +335,8 @@ class UnprivilegedRoleAttackIT {
             Throwable write = catchThrowable(() -> next.run(FencingToken.of(resource, 6, "b"),
                     ctx -> ctx.dsl().execute("UPDATE " + table + " SET note = 'leader b at 6' WHERE id = 1")));
             assertThat(write).as("the new leader's first transaction at 6 on a server session where another client"
-                    + " left default_transaction_isolation = 'repeatable read' (SQLSTATE %s)", sqlState(write)).isNull();
+                    + " left default_transaction_isolation = 'repeatable read' (SQLSTATE %s)", sqlState(write))
+                    .isNull();
         }
         assertThat(mark(db, resource)).isEqualTo(6);
         assertThat(note(table, 1)).isEqualTo("leader b at 6");
@@ -352,7 +354,8 @@ class UnprivilegedRoleAttackIT {
     void aStaleRawWriteCarryingAnOverlongLeaderIdIsAuditedOnce() throws Exception {
         String table = table("long_leader");
         String resource = resourceOf(table);
-        long countedBefore = count(db, "SELECT trigger_counted FROM fencing.rejection_counts WHERE reason = 'stale_term'");
+        long countedBefore = count(db,
+                "SELECT trigger_counted FROM fencing.rejection_counts WHERE reason = 'stale_term'");
         try (Connection a = adversary.connect("stale-writer")) {
             Throwable stale = catchThrowable(() -> AdversaryRole.inTransaction(a,
                     "SET LOCAL fencing.term = '4'", "SET LOCAL fencing.leader_id = '" + "x".repeat(201) + "'",
@@ -381,13 +384,62 @@ class UnprivilegedRoleAttackIT {
         try (Connection outside = connectAsOutsider()) {
             execute(outside, "CREATE TEMPORARY TABLE bait (i int)",
                     "CREATE FUNCTION pg_temp.claim() RETURNS trigger LANGUAGE plpgsql AS $f$ BEGIN"
-                            + " PERFORM fencing.guard_slow('" + resource + "', 'public', '" + table + "', 'DELETE', NULL);"
+                            + " PERFORM fencing.guard_slow('" + resource + "', 'public', '" + table + "',"
+                            + " 'DELETE', NULL);"
                             + " RETURN NULL; END $f$",
                     "CREATE TRIGGER claim AFTER INSERT ON bait FOR EACH STATEMENT EXECUTE FUNCTION pg_temp.claim()");
             Throwable claim = catchThrowable(() -> execute(outside, "INSERT INTO bait VALUES (1)"));
             assertThat(audits(resource)).as("audit rows after a login without any right on %s called the guard's"
                     + " slow path from its own trigger (%s)", table, claim).isZero();
         }
+    }
+
+    // ---- (a) checked safe: every write statement of PostgreSQL 15 meets the statement trigger ---------------------
+
+    /**
+     * MERGE fires the statement triggers of every action it names (even when no row matches), INSERT ... ON CONFLICT
+     * those of INSERT (and UPDATE), a writable CTE those of its statement, COPY FROM those of INSERT, TRUNCATE its
+     * own: each, carrying the deposed term 4, is rejected and audited once, and changes nothing.
+     */
+    @Test
+    void everyWriteStatementCarryingADeposedTermIsRejectedAndAuditedOnce() throws Exception {
+        String table = table("every_statement");
+        String resource = resourceOf(table);
+        String[] statements = {
+            "MERGE INTO " + table + " t USING (VALUES (1)) v(id) ON t.id = v.id"
+                    + " WHEN MATCHED THEN UPDATE SET note = 'merged'",
+            "MERGE INTO " + table + " t USING (VALUES (99)) v(id) ON t.id = v.id"
+                    + " WHEN NOT MATCHED THEN INSERT VALUES (99, 'm')",
+            // no row matches no action: the statement trigger fires all the same
+            "MERGE INTO " + table + " t USING (VALUES (1)) v(id) ON t.id = v.id"
+                    + " WHEN NOT MATCHED THEN INSERT VALUES (98, 'm')",
+            "INSERT INTO " + table + " VALUES (1, 'x') ON CONFLICT (id) DO UPDATE SET note = 'upserted'",
+            "INSERT INTO " + table + " VALUES (1, 'x') ON CONFLICT DO NOTHING",
+            "WITH w AS (UPDATE " + table + " SET note = 'cte' RETURNING 1) SELECT count(*) FROM w",
+            "TRUNCATE " + table};
+        String before = Fixtures.text(db, "SELECT string_agg(id || ':' || note, ',' ORDER BY id) FROM " + table);
+        try (Connection a = adversary.connect("stale-writer")) {
+            for (String sql : statements) {
+                Throwable stale = catchThrowable(() -> AdversaryRole.inTransaction(a,
+                        "SET LOCAL fencing.term = '4'", sql));
+                assertThat(sqlState(stale)).as("%s: %s", sql, stale).isEqualTo("FL001");
+            }
+            a.setAutoCommit(false);
+            Throwable copy;
+            try {
+                execute(a, "SET LOCAL fencing.term = '4'");
+                copy = catchThrowable(() -> a.unwrap(org.postgresql.PGConnection.class).getCopyAPI().copyIn(
+                        "COPY " + table + " (id, note) FROM STDIN WITH (FORMAT csv)",
+                        new java.io.StringReader("50,copied\n")));
+            } finally {
+                a.rollback();
+                a.setAutoCommit(true);
+            }
+            assertThat(sqlState(copy)).as("COPY FROM STDIN: %s", copy).isEqualTo("FL001");
+        }
+        assertThat(Fixtures.text(db, "SELECT string_agg(id || ':' || note, ',' ORDER BY id) FROM " + table))
+                .isEqualTo(before);
+        assertThat(audits(resource)).isEqualTo(statements.length + 1);
     }
 
     // ---- (a) a write without a valid term ------------------------------------------------------------------------
