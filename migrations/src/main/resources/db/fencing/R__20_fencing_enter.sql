@@ -523,8 +523,10 @@ DECLARE
   v_key bigint;
   v_set text;
 BEGIN
+  -- Only a valid term takes the fast path: a resource nobody advanced yet has mark 0, and term 0 must not enter it
+  -- (enter_at refuses terms below 1 with FL003).
   SELECT m.lock_key INTO v_key FROM fencing.high_water_mark m
-   WHERE m.resource OPERATOR(pg_catalog.=) p_resource
+   WHERE m.resource OPERATOR(pg_catalog.=) p_resource AND p_term OPERATOR(pg_catalog.>) 0
      AND pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.=) 'read committed';
   IF v_key IS NOT NULL THEN
     PERFORM pg_catalog.pg_advisory_xact_lock_shared(1178946115, v_key::integer);

@@ -40,8 +40,9 @@ import org.slf4j.LoggerFactory;
  * stays true for as long as that session lives (an advance past t terminates it).
  *
  * <p>{@link EnterScope#TRANSACTION} (behind a transaction-mode pooler): no cache and no session state; every
- * transaction starts with one statement, {@code fencing.enter_transaction()} plus the writer's timeouts (and the
- * transaction's start), all local to that transaction.
+ * transaction starts with one statement, {@code fencing.enter_transaction()} plus the writer's timeouts and the
+ * token's fencing settings (and the transaction's start), all local to that transaction, so that nothing another
+ * client left on the pooled server session counts for it.
  */
 final class WriterEngine {
     private static final Logger log = LoggerFactory.getLogger(WriterEngine.class);
@@ -461,24 +462,35 @@ final class WriterEngine {
     /**
      * Enters the open transaction at the token's term, and sets the writer's timeouts for it (a transaction-mode
      * pooler drops the connection's startup options). One statement, one round trip. Returns the transaction's start;
-     * throws {@link StaleEntering} with the mark when that is not the term.
+     * throws {@link StaleEntering} with the mark when that is not the term. The timeouts come first in the select
+     * list, which PostgreSQL evaluates in order: entering waits for the fence lock, and that wait must already be
+     * bounded by the writer's lock timeout (behind the pooler the server session's own is the server default, none).
+     * The transaction's fencing settings are set first too, to the token's (term, resource, leader id) with
+     * break-glass cleared: another client of the pooler may have left session-level values of them on the server
+     * session, and the guard would take those for this transaction's (a stale term: the work rejected; a newer term
+     * with its resource: the work advancing the mark to it, under another leader id).
      */
     private OffsetDateTime enterTransaction(Connection c, FencingToken token) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT fencing.enter_transaction(?, ?, ?),"
-                + " set_config('lock_timeout', ?, true), set_config('idle_in_transaction_session_timeout', ?, true),"
+        try (PreparedStatement ps = c.prepareStatement("SELECT set_config('lock_timeout', ?, true),"
+                + " set_config('idle_in_transaction_session_timeout', ?, true), set_config('fencing.term', ?, true),"
+                + " set_config('fencing.resource', ?, true), set_config('fencing.leader_id', ?, true),"
+                + " set_config('fencing.break_glass', '', true), fencing.enter_transaction(?, ?, ?),"
                 + " pg_catalog.transaction_timestamp()")) {
-            ps.setString(1, token.resource());
-            ps.setLong(2, token.term());
-            ps.setString(3, token.leaderId());
-            ps.setString(4, config.lockTimeout().toMillis() + "ms");
-            ps.setString(5, config.idleInTransactionSessionTimeout().toMillis() + "ms");
+            ps.setString(1, config.lockTimeout().toMillis() + "ms");
+            ps.setString(2, config.idleInTransactionSessionTimeout().toMillis() + "ms");
+            ps.setString(3, Long.toString(token.term()));
+            ps.setString(4, token.resource());
+            ps.setString(5, token.leaderId() == null ? "" : token.leaderId());
+            ps.setString(6, token.resource());
+            ps.setLong(7, token.term());
+            ps.setString(8, token.leaderId());
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
-                long mark = rs.getLong(1);
+                long mark = rs.getLong(7);
                 if (mark != token.term()) {
                     throw new StaleEntering(mark);
                 }
-                return rs.getObject(4, OffsetDateTime.class);
+                return rs.getObject(8, OffsetDateTime.class);
             }
         }
     }

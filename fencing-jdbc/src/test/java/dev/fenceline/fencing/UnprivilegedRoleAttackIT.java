@@ -1,0 +1,469 @@
+package dev.fenceline.fencing;
+
+import static dev.fenceline.fencing.AdversaryRole.FENCE_LOCK_NAMESPACE;
+import static dev.fenceline.fencing.AdversaryRole.execute;
+import static dev.fenceline.fencing.AdversaryRole.mark;
+import static dev.fenceline.fencing.AdversaryRole.query;
+import static dev.fenceline.fencing.AdversaryRole.sqlState;
+import static dev.fenceline.fencing.Fixtures.count;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.fenceline.db.DatabaseConfig;
+import dev.fenceline.db.Databases;
+import dev.fenceline.testkit.PgBouncer;
+import dev.fenceline.testkit.TestDatabase;
+import dev.fenceline.testkit.junit.PostgresExtension;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * Attacks by logins that are neither superuser, nor table owner, nor owner of schema {@code fencing}: an ordinary
+ * {@code fencing_app} login ({@link AdversaryRole}), a login outside every fencing role, and another client of the
+ * same transaction pooler. Each test asserts the safe behaviour: the current leader's writes commit, the next term
+ * can advance, and a write without a valid term commits nothing.
+ *
+ * <p>Each test has its own resource and table (mark 5, held by leader a). Nothing sleeps: a wait the fence should
+ * have bounded meets {@link AdversaryRole#QUERY_TIMEOUT_SECONDS} as a safety net, never as the assertion.
+ */
+@ExtendWith(PostgresExtension.class)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class UnprivilegedRoleAttackIT {
+    private static final AtomicInteger TABLES = new AtomicInteger();
+
+    private TestDatabase db;
+    private AdversaryRole adversary;
+    private String outsider;
+    private ExecutorService background;
+
+    @BeforeAll
+    void setUp(TestDatabase db) {
+        this.db = db;
+        Fixtures.migrate(db);
+        // Short: an advance that cannot finish fails with FL005 after this, and the test reads that failure.
+        Fixtures.sql(db, "UPDATE fencing.settings SET value = '1s' WHERE name = 'advance_timeout'");
+        adversary = AdversaryRole.create(db);
+        outsider = "fence_outsider_" + ProcessHandle.current().pid();
+        Fixtures.sql(db, "CREATE ROLE " + outsider + " LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE");
+        background = Executors.newCachedThreadPool();
+    }
+
+    @AfterAll
+    void tearDown() throws InterruptedException {
+        if (background != null) {
+            background.shutdownNow();
+            background.awaitTermination(AdversaryRole.QUERY_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+        }
+        if (outsider != null) {
+            Fixtures.sql(db,
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = '" + outsider + "'",
+                    "DROP ROLE IF EXISTS " + outsider);
+        }
+        if (adversary != null) {
+            adversary.close();
+        }
+    }
+
+    /** A fresh resource at mark 5 (held by leader a) and its protected table; returns the table's name. */
+    private String table(String prefix) {
+        String table = prefix + "_" + TABLES.incrementAndGet();
+        adversary.protectedTable(table, resourceOf(table), 5, "a");
+        return table;
+    }
+
+    private static String resourceOf(String table) {
+        return table.replace('_', '-');
+    }
+
+    private String note(String table, long id) {
+        return Fixtures.text(db, "SELECT note FROM " + table + " WHERE id = " + id);
+    }
+
+    private long audits(String resource) {
+        return count(db, "SELECT count(*) FROM fencing.rejected_write WHERE resource = '" + resource + "'");
+    }
+
+    private String lockKey(String resource) {
+        return Fixtures.text(db, "SELECT lock_key FROM fencing.high_water_mark WHERE resource = '" + resource + "'");
+    }
+
+    /** A login that belongs to no fencing role and may not touch the table: only CONNECT, as PUBLIC has it. */
+    private Connection connectAsOutsider() throws SQLException {
+        return DriverManager.getConnection(db.jdbcUrl(), outsider, "");
+    }
+
+    /** A pool of logins as the adversary role, straight to PostgreSQL. */
+    private HikariDataSource directPool(String name) {
+        return Databases.dataSource(DatabaseConfig.builder(db.jdbcUrl()).username(adversary.name())
+                .maximumPoolSize(1).applicationName(name).poolName(name + "-" + TABLES.incrementAndGet())
+                .lockTimeout(Duration.ofSeconds(2)).idleInTransactionSessionTimeout(Duration.ofSeconds(30)).build());
+    }
+
+    /** A pool of logins as the adversary role through {@code bouncer}. */
+    private HikariDataSource bouncerPool(PgBouncer bouncer, String name) {
+        return Databases.dataSource(DatabaseConfig.builder(bouncer.jdbcUrl(db.name())).username(adversary.name())
+                .maximumPoolSize(1).applicationName(name).poolName(name + "-" + TABLES.incrementAndGet())
+                .lockTimeout(Duration.ofSeconds(2)).idleInTransactionSessionTimeout(Duration.ofSeconds(30)).build());
+    }
+
+    private static FencedWriter transactionScopedWriter(HikariDataSource pool, Duration lockTimeout) {
+        return FencedWriter.create(pool, FencedWriterConfig.builder().enterScope(EnterScope.TRANSACTION)
+                .lockTimeout(lockTimeout).build());
+    }
+
+    /** Another client of the pooler, logged in as the same role as the leader (one server session for both). */
+    private Connection pooledClient(PgBouncer bouncer) throws SQLException {
+        return DriverManager.getConnection(bouncer.jdbcUrl(db.name()), adversary.name(), "");
+    }
+
+    // ---- (c) the fence's advisory lock, taken exclusively by any login ------------------------------------------
+
+    /**
+     * Advisory-lock functions are executable by PUBLIC, and the fence's key is (1178946115, lock_key) with lock_key
+     * drawn from a sequence starting at 1. A login outside every fencing role that holds the key exclusively on an
+     * idle session (no timeout applies) blocks every entering, which first takes the key in SHARE mode; and an
+     * advance that gets past that (its session already entered) terminates only SHARE holders and takes an EXCLUSIVE
+     * holder for "another advance in flight", waiting for it until FL005. Either way the resource cannot advance for
+     * as long as the squatter likes.
+     */
+    @Test
+    void aLoginOutsideTheFencingRolesHoldingTheFenceLockExclusivelyCannotStopTheNextTermsAdvance() throws Exception {
+        String table = table("xlock_advance");
+        String resource = resourceOf(table);
+        try (Connection squatter = connectAsOutsider(); Connection next = adversary.connect("leader-b")) {
+            assertThat(query(squatter, "SELECT pg_try_advisory_lock(" + FENCE_LOCK_NAMESPACE + ", "
+                    + lockKey(resource) + ")")).as("an outsider takes the fence lock exclusively").isEqualTo("t");
+            // lock_timeout as the writer's pools send it: entering first takes the key in SHARE mode, and waits.
+            Throwable advance = catchThrowable(() -> execute(next, "SET lock_timeout = '2s'",
+                    "SELECT fencing.enter('" + resource + "', 6, 'b')"));
+            assertThat(advance).as("the next term's advance while an outsider holds the fence lock exclusively"
+                    + " (SQLSTATE %s)", sqlState(advance)).isNull();
+            assertThat(mark(db, resource)).isEqualTo(6);
+        }
+    }
+
+    /**
+     * The same with a prepared transaction (the XA support needs max_prepared_transactions above 0): a login outside
+     * every fencing role takes the fence lock at transaction level and prepares. Nobody's backend holds it, so the
+     * advance can terminate no one and waits (FL005); the lock survives the login's disconnection and a server
+     * restart, and only that login or a superuser can resolve it. The fence must not let a transaction that could
+     * never enter (its owner may not execute the entering functions) hold the resource.
+     */
+    @Test
+    void aLoginOutsideTheFencingRolesCannotStopTheNextTermsAdvanceWithAPreparedFenceLock() throws Exception {
+        String table = table("xlock_prepared");
+        String resource = resourceOf(table);
+        try {
+            try (Connection squatter = connectAsOutsider()) {
+                execute(squatter, "BEGIN", "SELECT pg_advisory_xact_lock_shared(" + FENCE_LOCK_NAMESPACE + ", "
+                        + lockKey(resource) + ")", "PREPARE TRANSACTION 'fence-squatter'");
+            }
+            try (Connection next = adversary.connect("leader-b")) {
+                Throwable advance = catchThrowable(() -> execute(next,
+                        "SELECT fencing.enter('" + resource + "', 6, 'b')"));
+                assertThat(advance).as("the next term's advance while a prepared transaction of a login outside the"
+                        + " fencing roles holds the fence lock (SQLSTATE %s)", sqlState(advance)).isNull();
+            }
+            assertThat(mark(db, resource)).isEqualTo(6);
+        } finally {
+            AdversaryRole.rollbackPreparedTransactions(db);
+        }
+    }
+
+    /**
+     * The same squatter also stops the current leader: behind a transaction pooler every transaction enters on its own
+     * ({@code enter_transaction} takes the key in SHARE mode), so each of the leader's transactions waits for the
+     * squatter and fails at its lock timeout, for as long as the squatter holds the key.
+     */
+    @Test
+    void aLoginOutsideTheFencingRolesHoldingTheFenceLockExclusivelyCannotBlockTheCurrentLeadersTransactions()
+            throws Exception {
+        String table = table("xlock_leader");
+        String resource = resourceOf(table);
+        try (Connection squatter = connectAsOutsider(); HikariDataSource pool = directPool("leader-a")) {
+            assertThat(query(squatter, "SELECT pg_try_advisory_lock(" + FENCE_LOCK_NAMESPACE + ", "
+                    + lockKey(resource) + ")")).isEqualTo("t");
+            FencedWriter leader = transactionScopedWriter(pool, Duration.ofMillis(500));
+            Throwable write = catchThrowable(() -> leader.run(FencingToken.of(resource, 5, "a"),
+                    ctx -> ctx.dsl().execute("UPDATE " + table + " SET note = 'leader a at 5' WHERE id = 1")));
+            assertThat(write).as("the current leader's transaction while an outsider holds the fence lock"
+                    + " exclusively (SQLSTATE %s)", sqlState(write)).isNull();
+        }
+        assertThat(note(table, 1)).isEqualTo("leader a at 5");
+    }
+
+    /**
+     * Behind PgBouncer the startup {@code options} (with the pool's lock_timeout) are dropped, so the writer sets its
+     * lock timeout per transaction, in the statement that enters. It sets it after {@code enter_transaction} in that
+     * statement's select list, i.e. after the wait for the fence lock: that wait runs under the server's default
+     * lock_timeout (0, none), and the leader's transaction hangs for as long as anyone holds the key exclusively.
+     * Whatever else happens, the writer's lock timeout must bound it.
+     */
+    @Test
+    void theWritersLockTimeoutBoundsItsWaitForTheFenceLockBehindATransactionPooler() throws Exception {
+        String table = table("xlock_pooled");
+        String resource = resourceOf(table);
+        try (PgBouncer bouncer = PgBouncer.start(db.server(),
+                PgBouncer.Options.defaults().poolMode("transaction").defaultPoolSize(1));
+             HikariDataSource pool = bouncerPool(bouncer, "leader-a")) {
+            FencedWriter leader = transactionScopedWriter(pool, Duration.ofMillis(500));
+            CompletableFuture<Void> write;
+            try (Connection squatter = connectAsOutsider()) {
+                assertThat(query(squatter, "SELECT pg_try_advisory_lock(" + FENCE_LOCK_NAMESPACE + ", "
+                        + lockKey(resource) + ")")).isEqualTo("t");
+                write = CompletableFuture.runAsync(() -> leader.run(FencingToken.of(resource, 5, "a"),
+                        ctx -> ctx.dsl().execute("UPDATE " + table + " SET note = 'leader a at 5' WHERE id = 1")),
+                        background);
+                Throwable outcome = null;
+                boolean finished = true;
+                try {
+                    write.get(AdversaryRole.QUERY_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+                } catch (ExecutionException e) {
+                    outcome = e.getCause();
+                } catch (TimeoutException e) {
+                    finished = false;
+                }
+                assertThat(finished).as("the leader's transaction ended (committed, or failed at the writer's lock"
+                        + " timeout of 500 ms) while the fence lock stayed held exclusively").isTrue();
+                if (outcome != null) {
+                    assertThat(sqlState(outcome)).as("%s", outcome).isEqualTo("55P03");
+                }
+            }
+            // The squatter's session ended: a transaction left waiting goes on now.
+            catchThrowable(() -> write.get(AdversaryRole.QUERY_TIMEOUT_SECONDS, TimeUnit.SECONDS));
+        }
+    }
+
+    // ---- (c) settings another client leaves on a pooled server session -----------------------------------------
+
+    /**
+     * Behind a transaction pooler, clients logged in as the same role share server sessions, and a session-level SET
+     * stays on the server session for the next client. A {@code fencing.term} left there by another client, if the
+     * writer in transaction scope entered with {@code enter_transaction} without setting its own term, sends the
+     * leader's writes to the slow path with that term: the leader's transaction rejected as stale (and audited as a
+     * stale write of the leader's login), on every transaction that lands on that server session.
+     * {@code fencing.warm_up} left over is ignored (WarmUpIT); {@code fencing.term} must be too.
+     */
+    @Test
+    void aFencingTermLeftOnAPooledServerSessionByAnotherClientDoesNotRejectTheLeadersTransactions() throws Exception {
+        String table = table("left_term");
+        String resource = resourceOf(table);
+        try (PgBouncer bouncer = PgBouncer.start(db.server(),
+                PgBouncer.Options.defaults().poolMode("transaction").defaultPoolSize(1));
+             HikariDataSource pool = bouncerPool(bouncer, "leader-a")) {
+            try (Connection other = pooledClient(bouncer)) {
+                execute(other, "SET fencing.term = '4'");
+            }
+            try (Connection check = pooledClient(bouncer)) {
+                assertThat(query(check, "SELECT current_setting('fencing.term', true)"))
+                        .as("the other client's setting, still on the one server session").isEqualTo("4");
+            }
+            FencedWriter leader = transactionScopedWriter(pool, Duration.ofSeconds(2));
+            Throwable write = catchThrowable(() -> leader.run(FencingToken.of(resource, 5, "a"),
+                    ctx -> ctx.dsl().execute("UPDATE " + table + " SET note = 'leader a at 5' WHERE id = 1")));
+            assertThat(write).as("the current leader's transaction on a server session where another client left"
+                    + " fencing.term = 4").isNull();
+        }
+        assertThat(note(table, 1)).isEqualTo("leader a at 5");
+        assertThat(audits(resource)).as("rejections audited for the leader's login").isZero();
+    }
+
+    /**
+     * Worse: with {@code fencing.resource} and {@code fencing.leader_id} left on the server session too, the leader's
+     * own write would advance the mark to the other client's term, under the other client's leader id, terminating
+     * the leader's other sessions; from then on every transaction of the legitimate leader would be stale.
+     */
+    @Test
+    void aTermResourceAndLeaderIdLeftOnAPooledServerSessionDoNotAdvanceTheMarkInTheLeadersTransaction()
+            throws Exception {
+        String table = table("left_advance");
+        String resource = resourceOf(table);
+        try (PgBouncer bouncer = PgBouncer.start(db.server(),
+                PgBouncer.Options.defaults().poolMode("transaction").defaultPoolSize(1));
+             HikariDataSource pool = bouncerPool(bouncer, "leader-a")) {
+            try (Connection other = pooledClient(bouncer)) {
+                execute(other, "SET fencing.term = '900'", "SET fencing.resource = '" + resource + "'",
+                        "SET fencing.leader_id = 'mallory'");
+            }
+            FencedWriter leader = transactionScopedWriter(pool, Duration.ofSeconds(2));
+            Throwable first = catchThrowable(() -> leader.run(FencingToken.of(resource, 5, "a"),
+                    ctx -> ctx.dsl().execute("UPDATE " + table + " SET note = 'leader a at 5' WHERE id = 1")));
+            assertThat(Fixtures.text(db, "SELECT highest_accepted || ' ' || coalesce(leader_id, '-')"
+                    + " FROM fencing.high_water_mark WHERE resource = '" + resource + "'"))
+                    .as("the mark after the leader's transaction at 5 (%s)", first).isEqualTo("5 a");
+            assertThat(first).isNull();
+            Throwable second = catchThrowable(() -> leader.run(FencingToken.of(resource, 5, "a"),
+                    ctx -> ctx.dsl().execute("UPDATE " + table + " SET note = 'leader a at 5 again' WHERE id = 2")));
+            assertThat(second).as("the leader's next transaction at 5").isNull();
+        }
+        assertThat(note(table, 2)).isEqualTo("leader a at 5 again");
+    }
+
+    /**
+     * An advance runs only under READ COMMITTED (FL011). In session scope the writer retries its entering in an
+     * explicit READ COMMITTED transaction; in transaction scope its entering is the first statement of the business
+     * transaction, begun at the server session's default isolation. A {@code default_transaction_isolation} left on
+     * the pooled server session by another client makes the new leader's first transaction fail there instead of
+     * advancing the mark.
+     */
+    @Test
+    void anIsolationLevelLeftOnAPooledServerSessionDoesNotStopTheNewLeadersAdvance() throws Exception {
+        String table = table("left_isolation");
+        String resource = resourceOf(table);
+        try (PgBouncer bouncer = PgBouncer.start(db.server(),
+                PgBouncer.Options.defaults().poolMode("transaction").defaultPoolSize(1));
+             HikariDataSource pool = bouncerPool(bouncer, "leader-b")) {
+            try (Connection other = pooledClient(bouncer)) {
+                execute(other, "SET default_transaction_isolation = 'repeatable read'");
+            }
+            FencedWriter next = transactionScopedWriter(pool, Duration.ofSeconds(2));
+            Throwable write = catchThrowable(() -> next.run(FencingToken.of(resource, 6, "b"),
+                    ctx -> ctx.dsl().execute("UPDATE " + table + " SET note = 'leader b at 6' WHERE id = 1")));
+            assertThat(write).as("the new leader's first transaction at 6 on a server session where another client"
+                    + " left default_transaction_isolation = 'repeatable read' (SQLSTATE %s)", sqlState(write))
+                    .isNull();
+        }
+        assertThat(mark(db, resource)).isEqualTo(6);
+        assertThat(note(table, 1)).isEqualTo("leader b at 6");
+    }
+
+    // ---- (b) a rejected write that leaves no audit row -----------------------------------------------------------
+
+    /**
+     * A raw write carries its leader id in {@code fencing.leader_id}. {@code guard_slow} hands a term to
+     * {@code enter_at}, which checks the leader id's length (at most 200) before it looks at the term: a stale write
+     * with a 201-character leader id is refused with FL003 and audited nowhere (no row, no count, no WARNING), so a
+     * deposed writer can probe or retry stale writes without a trace.
+     */
+    @Test
+    void aStaleRawWriteCarryingAnOverlongLeaderIdIsAuditedOnce() throws Exception {
+        String table = table("long_leader");
+        String resource = resourceOf(table);
+        long countedBefore = count(db,
+                "SELECT trigger_counted FROM fencing.rejection_counts WHERE reason = 'stale_term'");
+        try (Connection a = adversary.connect("stale-writer")) {
+            Throwable stale = catchThrowable(() -> AdversaryRole.inTransaction(a,
+                    "SET LOCAL fencing.term = '4'", "SET LOCAL fencing.leader_id = '" + "x".repeat(201) + "'",
+                    "UPDATE " + table + " SET note = 'stale, term 4' WHERE id = 1"));
+            assertThat(stale).as("the stale write").isNotNull();
+            assertThat(audits(resource)).as("audit rows of the stale write (it ended with SQLSTATE %s)",
+                    sqlState(stale)).isOne();
+        }
+        assertThat(count(db, "SELECT trigger_counted FROM fencing.rejection_counts WHERE reason = 'stale_term'"))
+                .isEqualTo(countedBefore + 1);
+        assertThat(note(table, 1)).isEqualTo("initial");
+    }
+
+    /**
+     * {@code fencing.guard_slow} is executable by PUBLIC (a foreign-key cascade may reach a protected table as any
+     * owner) and refuses only calls outside a trigger ({@code pg_trigger_depth() = 0}). Any login can create a
+     * temporary table with a trigger of its own and call it from there, naming a protected table it may not even
+     * read: the audit then commits a {@code source = 'trigger'} row saying its DELETE of that table was refused, a
+     * statement PostgreSQL would have refused with 42501 before any trigger ran, and bumps the counter. (Rows from
+     * {@code fencing_app} calling the audit function itself are documented; this login is in no fencing role.)
+     */
+    @Test
+    void aLoginOutsideTheFencingRolesCannotAddTriggerAuditRowsForATableItMayNotWrite() throws Exception {
+        String table = table("forged_row");
+        String resource = resourceOf(table);
+        try (Connection outside = connectAsOutsider()) {
+            execute(outside, "CREATE TEMPORARY TABLE bait (i int)",
+                    "CREATE FUNCTION pg_temp.claim() RETURNS trigger LANGUAGE plpgsql AS $f$ BEGIN"
+                            + " PERFORM fencing.guard_slow('" + resource + "', 'public', '" + table + "',"
+                            + " 'DELETE', NULL);"
+                            + " RETURN NULL; END $f$",
+                    "CREATE TRIGGER claim AFTER INSERT ON bait FOR EACH STATEMENT EXECUTE FUNCTION pg_temp.claim()");
+            Throwable claim = catchThrowable(() -> execute(outside, "INSERT INTO bait VALUES (1)"));
+            assertThat(audits(resource)).as("audit rows after a login without any right on %s called the guard's"
+                    + " slow path from its own trigger (%s)", table, claim).isZero();
+        }
+    }
+
+    // ---- (a) checked safe: every write statement of PostgreSQL 15 meets the statement trigger ---------------------
+
+    /**
+     * MERGE fires the statement triggers of every action it names (even when no row matches), INSERT ... ON CONFLICT
+     * those of INSERT (and UPDATE), a writable CTE those of its statement, COPY FROM those of INSERT, TRUNCATE its
+     * own: each, carrying the deposed term 4, is rejected and audited once, and changes nothing.
+     */
+    @Test
+    void everyWriteStatementCarryingADeposedTermIsRejectedAndAuditedOnce() throws Exception {
+        String table = table("every_statement");
+        String resource = resourceOf(table);
+        String[] statements = {
+            "MERGE INTO " + table + " t USING (VALUES (1)) v(id) ON t.id = v.id"
+                    + " WHEN MATCHED THEN UPDATE SET note = 'merged'",
+            "MERGE INTO " + table + " t USING (VALUES (99)) v(id) ON t.id = v.id"
+                    + " WHEN NOT MATCHED THEN INSERT VALUES (99, 'm')",
+            // no row matches no action: the statement trigger fires all the same
+            "MERGE INTO " + table + " t USING (VALUES (1)) v(id) ON t.id = v.id"
+                    + " WHEN NOT MATCHED THEN INSERT VALUES (98, 'm')",
+            "INSERT INTO " + table + " VALUES (1, 'x') ON CONFLICT (id) DO UPDATE SET note = 'upserted'",
+            "INSERT INTO " + table + " VALUES (1, 'x') ON CONFLICT DO NOTHING",
+            "WITH w AS (UPDATE " + table + " SET note = 'cte' RETURNING 1) SELECT count(*) FROM w",
+            "TRUNCATE " + table};
+        String before = Fixtures.text(db, "SELECT string_agg(id || ':' || note, ',' ORDER BY id) FROM " + table);
+        try (Connection a = adversary.connect("stale-writer")) {
+            for (String sql : statements) {
+                Throwable stale = catchThrowable(() -> AdversaryRole.inTransaction(a,
+                        "SET LOCAL fencing.term = '4'", sql));
+                assertThat(sqlState(stale)).as("%s: %s", sql, stale).isEqualTo("FL001");
+            }
+            a.setAutoCommit(false);
+            Throwable copy;
+            try {
+                execute(a, "SET LOCAL fencing.term = '4'");
+                copy = catchThrowable(() -> a.unwrap(org.postgresql.PGConnection.class).getCopyAPI().copyIn(
+                        "COPY " + table + " (id, note) FROM STDIN WITH (FORMAT csv)",
+                        new java.io.StringReader("50,copied\n")));
+            } finally {
+                a.rollback();
+                a.setAutoCommit(true);
+            }
+            assertThat(sqlState(copy)).as("COPY FROM STDIN: %s", copy).isEqualTo("FL001");
+        }
+        assertThat(Fixtures.text(db, "SELECT string_agg(id || ':' || note, ',' ORDER BY id) FROM " + table))
+                .isEqualTo(before);
+        assertThat(audits(resource)).isEqualTo(statements.length + 1);
+    }
+
+    // ---- (a) a write without a valid term ------------------------------------------------------------------------
+
+    /**
+     * A resource nobody has advanced yet has mark 0. {@code fencing.enter('r', 0)} and a raw {@code fencing.term = '0'}
+     * are refused (FL003: a term is a positive bigint), but {@code enter_transaction}'s fast path only compares the
+     * offered term with the mark, so it enters at term 0 and the transaction writes the protected table.
+     */
+    @Test
+    void enteringATransactionAtTermZeroIsRefusedAndWritesNothing() throws Exception {
+        String table = "term_zero_" + TABLES.incrementAndGet();
+        String resource = resourceOf(table);
+        Fixtures.sql(db, "CREATE TABLE " + table + " (id bigint PRIMARY KEY, note text)",
+                "INSERT INTO " + table + " (id, note) VALUES (1, 'initial')",
+                "SELECT fencing.protect_table('" + table + "', '" + resource + "')");
+        adversary.grantWrites(table);
+        assertThat(mark(db, resource)).isZero();
+        try (Connection a = adversary.connect("term-zero")) {
+            Throwable zero = catchThrowable(() -> AdversaryRole.inTransaction(a,
+                    "SELECT fencing.enter_transaction('" + resource + "', 0, 'z')",
+                    "UPDATE " + table + " SET note = 'written at term 0' WHERE id = 1"));
+            assertThat(sqlState(zero)).as("entering a transaction at term 0: %s", zero).isEqualTo("FL003");
+        }
+        assertThat(note(table, 1)).isEqualTo("initial");
+    }
+}
