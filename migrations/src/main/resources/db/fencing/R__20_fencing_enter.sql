@@ -15,6 +15,11 @@
 --      transaction scope (fencing.enter_transaction, and the guard's own entering): the setting and the
 --        transaction-level shared lock end with the transaction. No client can release a transaction-level
 --        advisory lock early, and a PREPARED transaction keeps it. Nothing is left on a pooled server session.
+--  * The advisory-lock space is open to every login, so a backend holding the key exclusively, or queued for it, is
+--    an advance only if it also holds a ROW SHARE lock on fencing.advancing (no application role can take one; an
+--    advance takes it before it tries the key, and never queues for the key). Any other such backend is squatting:
+--    an advance, and an entering that finds the key taken, terminate it (fencing.clear_fence_squatters). A PREPARED
+--    transaction holding the key cannot be terminated: the advance fails with FL005 naming it (docs/dba-runbook.md).
 --  * An advance, before it moves the mark, (1) takes the exclusive lock, terminating every other backend that holds
 --    the shared lock; (2) locks the mark row, so entering transactions still open have ended; (3) terminates every
 --    live backend registered for the resource, whatever locks it released, and waits until each has exited;
@@ -190,6 +195,65 @@ COMMENT ON FUNCTION fencing.warm_up_token() IS
 
 -- Moves the mark of p_resource up to p_term (called by enter_at with the mark read below p_term). Returns p_term, or
 -- the higher mark when another advance got there first (stale). Every wait is bounded by advance_timeout.
+-- Terminates every backend that holds the resource's key exclusively without being an advance (no ROW SHARE lock on
+-- fencing.advancing), or is queued for it exclusively (an advance never queues: it only tries). Returns how many were
+-- signalled. A superuser's backend cannot be terminated by the owner and is left alone (administrators are out of
+-- scope); a prepared transaction has no backend (see prepared_holding).
+CREATE OR REPLACE FUNCTION fencing.clear_fence_squatters(p_key bigint)
+RETURNS integer
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+  v_db     oid := (SELECT oid FROM pg_database WHERE datname = current_database());
+  v_pid    integer;
+  v_killed integer := 0;
+BEGIN
+  FOR v_pid IN
+    SELECT DISTINCT l.pid FROM pg_locks l
+     WHERE l.locktype = 'advisory' AND l.database = v_db AND l.classid = 1178946115::oid AND l.objid = p_key::oid
+       AND l.objsubid = 2 AND l.mode = 'ExclusiveLock' AND l.pid IS NOT NULL AND l.pid <> pg_backend_pid()
+       AND (NOT l.granted
+            OR NOT EXISTS (SELECT 1 FROM pg_locks a
+                            WHERE a.locktype = 'relation' AND a.database = v_db AND a.pid = l.pid
+                              AND a.relation = 'fencing.advancing'::regclass AND a.mode = 'RowShareLock' AND a.granted))
+  LOOP
+    BEGIN
+      IF pg_terminate_backend(v_pid) THEN
+        v_killed := v_killed + 1;
+        RAISE LOG 'fencing: terminated backend % holding or awaiting fence lock key % exclusively without advancing', v_pid, p_key;
+      END IF;
+    EXCEPTION WHEN insufficient_privilege THEN
+      NULL;
+    END;
+  END LOOP;
+  RETURN v_killed;
+END
+$fn$;
+
+-- Takes the resource's shared fence lock (session- or transaction-level), waiting only for a real advance: a squatter
+-- in the way is terminated first (clear_fence_squatters). Waits are bounded by the caller's lock_timeout.
+CREATE OR REPLACE FUNCTION fencing.take_fence_share(p_key bigint, p_session boolean)
+RETURNS void
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+BEGIN
+  IF p_session THEN
+    IF NOT pg_try_advisory_lock_shared(1178946115, p_key::integer) THEN
+      PERFORM fencing.clear_fence_squatters(p_key);
+      -- Blocks while an advance holds the exclusive lock; granted only after that advance's commit is visible.
+      PERFORM pg_advisory_lock_shared(1178946115, p_key::integer);
+    END IF;
+  ELSIF NOT pg_try_advisory_xact_lock_shared(1178946115, p_key::integer) THEN
+    PERFORM fencing.clear_fence_squatters(p_key);
+    PERFORM pg_advisory_xact_lock_shared(1178946115, p_key::integer);   -- held until the transaction ends
+  END IF;
+END
+$fn$;
+
 CREATE OR REPLACE FUNCTION fencing.advance(p_resource text, p_key bigint, p_term bigint, p_leader_id text,
                                            p_table text, p_operation text)
 RETURNS bigint
@@ -236,6 +300,8 @@ BEGIN
   END IF;
 
   -- 1. The exclusive lock: no other backend holds the shared one (session- or transaction-level) once we have it.
+  --    First the mark of an advance in flight, which no application role can take (V8__fencing_advancing.sql).
+  LOCK TABLE fencing.advancing IN ROW SHARE MODE;
   LOOP
     EXIT WHEN pg_try_advisory_xact_lock(c_ns, p_key::integer);
     IF clock_timestamp() >= v_deadline THEN
@@ -246,10 +312,15 @@ BEGIN
         HINT = CASE WHEN v_prepared IS NULL THEN 'See fencing.entered_sessions; raise fencing.settings advance_timeout if backends need longer to exit.'
                     ELSE 'A prepared transaction of an older term must be resolved first: COMMIT PREPARED or ROLLBACK PREPARED it (its transaction manager normally does).' END;
     END IF;
+    -- Whoever holds or awaits the key exclusively without being an advance is squatting: terminated.
+    v_killed := v_killed + fencing.clear_fence_squatters(p_key);
     -- While another advance is in flight (it holds the exclusive lock), wait for it instead of interfering.
     IF NOT EXISTS (SELECT 1 FROM pg_locks l
                     WHERE l.locktype = 'advisory' AND l.database = v_db AND l.classid = c_ns::oid AND l.objid = p_key::oid
-                      AND l.objsubid = 2 AND l.mode = 'ExclusiveLock' AND l.granted AND l.pid IS DISTINCT FROM pg_backend_pid()) THEN
+                      AND l.objsubid = 2 AND l.mode = 'ExclusiveLock' AND l.granted AND l.pid IS DISTINCT FROM pg_backend_pid()
+                      AND EXISTS (SELECT 1 FROM pg_locks a
+                                   WHERE a.locktype = 'relation' AND a.database = v_db AND a.pid = l.pid
+                                     AND a.relation = 'fencing.advancing'::regclass AND a.mode = 'RowShareLock' AND a.granted)) THEN
       IF (SELECT highest_accepted FROM fencing.high_water_mark WHERE resource = p_resource) >= p_term THEN
         RETURN (SELECT highest_accepted FROM fencing.high_water_mark WHERE resource = p_resource);   -- someone got there first
       END IF;
@@ -428,13 +499,12 @@ BEGIN
 
   IF v_entered IS NULL THEN
     IF p_transaction_scoped THEN
-      PERFORM pg_advisory_xact_lock_shared(c_ns, v_key::integer);   -- held until the transaction ends, whatever happens
+      PERFORM fencing.take_fence_share(v_key, false);   -- held until the transaction ends, whatever happens
       v_holding := true;
     ELSE
       v_holding := fencing.holds_share(v_key);
       IF NOT v_holding THEN
-        -- Blocks while an advance holds the exclusive lock; granted only after that advance's commit is visible.
-        PERFORM pg_advisory_lock_shared(c_ns, v_key::integer);
+        PERFORM fencing.take_fence_share(v_key, true);
       END IF;
     END IF;
     -- A new statement: under READ COMMITTED a fresh snapshot, taken after the lock was granted. Session scope locks
@@ -529,7 +599,10 @@ BEGIN
    WHERE m.resource OPERATOR(pg_catalog.=) p_resource AND p_term OPERATOR(pg_catalog.>) 0
      AND pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.=) 'read committed';
   IF v_key IS NOT NULL THEN
-    PERFORM pg_catalog.pg_advisory_xact_lock_shared(1178946115, v_key::integer);
+    -- Taken at once unless an advance, or a squatter take_fence_share clears, holds the key.
+    IF NOT pg_catalog.pg_try_advisory_xact_lock_shared(1178946115, v_key::integer) THEN
+      PERFORM fencing.take_fence_share(v_key, false);
+    END IF;
     -- A new statement, so a new snapshot: taken after the lock was granted.
     SELECT pg_catalog.set_config('fencing.entered_' OPERATOR(pg_catalog.||) v_key::text, p_term::text, true) INTO v_set
       FROM fencing.high_water_mark m
@@ -574,10 +647,14 @@ REVOKE EXECUTE ON FUNCTION fencing.rejection_detail(text, bigint, bigint, boolea
   fencing.check_writers_transaction(timestamptz),
   fencing.advance(text, bigint, bigint, text, text, text),
   fencing.terminate_backend(integer, text, bigint),
+  fencing.clear_fence_squatters(bigint),
+  fencing.take_fence_share(bigint, boolean),
   fencing.prepared_holding(text, bigint, boolean),
   fencing.enter_at(text, bigint, text, boolean, boolean, text, text),
   fencing.enter_transaction(text, bigint, text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION fencing.enter_transaction(text, bigint, text) TO fencing_app;
+-- enter_transaction() runs as its caller: it takes the fence lock through take_fence_share() when the key is taken.
+GRANT EXECUTE ON FUNCTION fencing.take_fence_share(bigint, boolean) TO fencing_app;
 REVOKE EXECUTE ON FUNCTION fencing.warm_up_token() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION fencing.warm_up_token() TO fencing_app;
 -- enter_transaction() runs as its caller and hands every case but the common one to enter_at().

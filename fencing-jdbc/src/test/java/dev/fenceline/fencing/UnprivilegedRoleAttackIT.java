@@ -159,13 +159,13 @@ class UnprivilegedRoleAttackIT {
 
     /**
      * The same with a prepared transaction (the XA support needs max_prepared_transactions above 0): a login outside
-     * every fencing role takes the fence lock at transaction level and prepares. Nobody's backend holds it, so the
-     * advance can terminate no one and waits (FL005); the lock survives the login's disconnection and a server
-     * restart, and only that login or a superuser can resolve it. The fence must not let a transaction that could
-     * never enter (its owner may not execute the entering functions) hold the resource.
+     * every fencing role takes the fence lock at transaction level and prepares. It has no backend to terminate, and
+     * the advance cannot take the key exclusively while it holds it, so the advance fails (FL005) naming the prepared
+     * transaction for the DBA, changing nothing; once it is rolled back, the next advance succeeds.
      */
     @Test
-    void aLoginOutsideTheFencingRolesCannotStopTheNextTermsAdvanceWithAPreparedFenceLock() throws Exception {
+    void aFenceLockPreparedByALoginOutsideTheFencingRolesIsNamedByTheFailedAdvanceAndAdvancingResumesOnceRolledBack()
+            throws Exception {
         String table = table("xlock_prepared");
         String resource = resourceOf(table);
         try {
@@ -176,8 +176,13 @@ class UnprivilegedRoleAttackIT {
             try (Connection next = adversary.connect("leader-b")) {
                 Throwable advance = catchThrowable(() -> execute(next,
                         "SELECT fencing.enter('" + resource + "', 6, 'b')"));
-                assertThat(advance).as("the next term's advance while a prepared transaction of a login outside the"
-                        + " fencing roles holds the fence lock (SQLSTATE %s)", sqlState(advance)).isNull();
+                assertThat(sqlState(advance)).isEqualTo("FL005");
+                assertThat(advance).hasMessageContaining("fence-squatter");
+            }
+            assertThat(mark(db, resource)).as("nothing changed").isEqualTo(5);
+            AdversaryRole.rollbackPreparedTransactions(db);
+            try (Connection next = adversary.connect("leader-b")) {
+                execute(next, "SELECT fencing.enter('" + resource + "', 6, 'b')");
             }
             assertThat(mark(db, resource)).isEqualTo(6);
         } finally {

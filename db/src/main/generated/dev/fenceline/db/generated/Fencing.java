@@ -4,6 +4,7 @@
 package dev.fenceline.db.generated;
 
 
+import dev.fenceline.db.generated.tables.Advancing;
 import dev.fenceline.db.generated.tables.BreakGlassLog;
 import dev.fenceline.db.generated.tables.CurrentMarks;
 import dev.fenceline.db.generated.tables.EnteredSession;
@@ -37,6 +38,12 @@ public class Fencing extends SchemaImpl {
      * The reference instance of <code>fencing</code>
      */
     public static final Fencing FENCING = new Fencing();
+
+    /**
+     * Never holds rows: an advance in flight holds a ROW SHARE lock on it,
+     * which no application role can take (see fencing.clear_fence_squatters).
+     */
+    public final Advancing ADVANCING = Advancing.ADVANCING;
 
     /**
      * Writes to protected tables allowed by SET LOCAL fencing.break_glass =
@@ -123,6 +130,7 @@ public class Fencing extends SchemaImpl {
     @Override
     public final List<Table<?>> getTables() {
         return Arrays.asList(
+            Advancing.ADVANCING,
             BreakGlassLog.BREAK_GLASS_LOG,
             CurrentMarks.CURRENT_MARKS,
             EnteredSession.ENTERED_SESSION,

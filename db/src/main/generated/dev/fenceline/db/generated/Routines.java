@@ -4,11 +4,13 @@
 package dev.fenceline.db.generated;
 
 
+import dev.fenceline.db.generated.routines.ClearFenceSquatters;
 import dev.fenceline.db.generated.routines.Enter;
 import dev.fenceline.db.generated.routines.EnterTransaction;
 import dev.fenceline.db.generated.routines.GuardImplementation;
 import dev.fenceline.db.generated.routines.RecordRejection;
 import dev.fenceline.db.generated.routines.RegisterResource;
+import dev.fenceline.db.generated.routines.TakeFenceShare;
 import dev.fenceline.db.generated.routines.UseNativeGuard;
 import dev.fenceline.db.generated.routines.UsePlpgsqlGuard;
 
@@ -22,6 +24,44 @@ import org.jooq.JSONB;
  */
 @SuppressWarnings({ "all", "unchecked", "rawtypes" })
 public class Routines {
+
+    /**
+     * Call <code>fencing.clear_fence_squatters</code>
+     */
+    public static Integer clearFenceSquatters(
+          Configuration configuration
+        , Long pKey
+    ) {
+        ClearFenceSquatters f = new ClearFenceSquatters();
+        f.setPKey(pKey);
+
+        f.execute(configuration);
+        return f.getReturnValue();
+    }
+
+    /**
+     * Get <code>fencing.clear_fence_squatters</code> as a field.
+     */
+    public static Field<Integer> clearFenceSquatters(
+          Long pKey
+    ) {
+        ClearFenceSquatters f = new ClearFenceSquatters();
+        f.setPKey(pKey);
+
+        return f.asField();
+    }
+
+    /**
+     * Get <code>fencing.clear_fence_squatters</code> as a field.
+     */
+    public static Field<Integer> clearFenceSquatters(
+          Field<Long> pKey
+    ) {
+        ClearFenceSquatters f = new ClearFenceSquatters();
+        f.setPKey(pKey);
+
+        return f.asField();
+    }
 
     /**
      * Call <code>fencing.enter</code>
@@ -284,6 +324,21 @@ public class Routines {
         f.setPResource(pResource);
 
         return f.asField();
+    }
+
+    /**
+     * Call <code>fencing.take_fence_share</code>
+     */
+    public static void takeFenceShare(
+          Configuration configuration
+        , Long pKey
+        , Boolean pSession
+    ) {
+        TakeFenceShare p = new TakeFenceShare();
+        p.setPKey(pKey);
+        p.setPSession(pSession);
+
+        p.execute(configuration);
     }
 
     /**

@@ -4,6 +4,7 @@
 package dev.fenceline.db.generated;
 
 
+import dev.fenceline.db.generated.tables.Advancing;
 import dev.fenceline.db.generated.tables.BreakGlassLog;
 import dev.fenceline.db.generated.tables.CurrentMarks;
 import dev.fenceline.db.generated.tables.EnteredSession;
@@ -23,6 +24,12 @@ import dev.fenceline.db.generated.tables.UnprotectedChildren;
  */
 @SuppressWarnings({ "all", "unchecked", "rawtypes" })
 public class Tables {
+
+    /**
+     * Never holds rows: an advance in flight holds a ROW SHARE lock on it,
+     * which no application role can take (see fencing.clear_fence_squatters).
+     */
+    public static final Advancing ADVANCING = Advancing.ADVANCING;
 
     /**
      * Writes to protected tables allowed by SET LOCAL fencing.break_glass =
