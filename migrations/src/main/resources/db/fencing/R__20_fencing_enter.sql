@@ -16,8 +16,8 @@
 --        transaction-level shared lock end with the transaction. No client can release a transaction-level
 --        advisory lock early, and a PREPARED transaction keeps it. Nothing is left on a pooled server session.
 --  * The advisory-lock space is open to every login, so a backend holding the key exclusively, or queued for it, is
---    an advance only if it also holds a ROW SHARE lock on fencing.advancing (no application role can take one; an
---    advance takes it before it tries the key, and never queues for the key). Any other such backend is squatting:
+--    an advance only if its transaction holds the key's row of fencing.advancing locked (no application role can; an
+--    advance locks it before it tries the key, and never queues for the key). Any other such backend is squatting:
 --    an advance, and an entering that finds the key taken, terminate it (fencing.clear_fence_squatters). A PREPARED
 --    transaction holding the key cannot be terminated: the advance fails with FL005 naming it (docs/dba-runbook.md).
 --  * An advance, before it moves the mark, (1) takes the exclusive lock, terminating every other backend that holds
@@ -195,10 +195,13 @@ COMMENT ON FUNCTION fencing.warm_up_token() IS
 
 -- Moves the mark of p_resource up to p_term (called by enter_at with the mark read below p_term). Returns p_term, or
 -- the higher mark when another advance got there first (stale). Every wait is bounded by advance_timeout.
--- Terminates every backend that holds the resource's key exclusively without being an advance (no ROW SHARE lock on
--- fencing.advancing), or is queued for it exclusively (an advance never queues: it only tries). Returns how many were
--- signalled. A superuser's backend cannot be terminated by the owner and is left alone (administrators are out of
--- scope); a prepared transaction has no backend (see prepared_holding).
+-- Terminates every backend that holds the resource's key exclusively without being an advance (its transaction does
+-- not hold the key's row of fencing.advancing locked), or is queued for it exclusively (an advance never queues: it
+-- only tries). Returns how many were signalled. pg_locks is read once (one consistent picture of the lock table:
+-- the key's holders with their transaction ids), and a suspect is terminated only if a second read finds the same
+-- transaction still holding or awaiting the key, so an advance that commits meanwhile is never mistaken for one.
+-- A superuser's backend cannot be terminated by the owner and is left alone (administrators are out of scope); a
+-- prepared transaction has no backend (see prepared_holding).
 CREATE OR REPLACE FUNCTION fencing.clear_fence_squatters(p_key bigint)
 RETURNS integer
 LANGUAGE plpgsql
@@ -206,23 +209,34 @@ SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
-  v_db     oid := (SELECT oid FROM pg_database WHERE datname = current_database());
-  v_pid    integer;
-  v_killed integer := 0;
+  v_db      oid := (SELECT oid FROM pg_database WHERE datname = current_database());
+  v_suspect record;
+  v_killed  integer := 0;
 BEGIN
-  FOR v_pid IN
-    SELECT DISTINCT l.pid FROM pg_locks l
-     WHERE l.locktype = 'advisory' AND l.database = v_db AND l.classid = 1178946115::oid AND l.objid = p_key::oid
-       AND l.objsubid = 2 AND l.mode = 'ExclusiveLock' AND l.pid IS NOT NULL AND l.pid <> pg_backend_pid()
-       AND (NOT l.granted
-            OR NOT EXISTS (SELECT 1 FROM pg_locks a
-                            WHERE a.locktype = 'relation' AND a.database = v_db AND a.pid = l.pid
-                              AND a.relation = 'fencing.advancing'::regclass AND a.mode = 'RowShareLock' AND a.granted))
+  FOR v_suspect IN
+    WITH locks AS MATERIALIZED (SELECT * FROM pg_locks),
+         key_holders AS (
+           SELECT k.pid, k.virtualtransaction, k.granted,
+                  (SELECT x.transactionid FROM locks x
+                    WHERE x.locktype = 'transactionid' AND x.virtualtransaction = k.virtualtransaction
+                      AND x.mode = 'ExclusiveLock' AND x.granted LIMIT 1) AS xid
+             FROM locks k
+            WHERE k.locktype = 'advisory' AND k.database = v_db AND k.classid = 1178946115::oid
+              AND k.objid = p_key::oid AND k.objsubid = 2 AND k.mode = 'ExclusiveLock'
+              AND k.pid IS NOT NULL AND k.pid <> pg_backend_pid())
+    SELECT h.pid, h.virtualtransaction FROM key_holders h
+     WHERE NOT h.granted OR h.xid IS NULL
+        OR NOT EXISTS (SELECT 1 FROM fencing.advancing a
+                        WHERE a.lock_key = p_key AND (a.xmax = h.xid OR a.xmin = h.xid))
   LOOP
+    CONTINUE WHEN NOT EXISTS (SELECT 1 FROM pg_locks k
+                               WHERE k.locktype = 'advisory' AND k.database = v_db AND k.classid = 1178946115::oid
+                                 AND k.objid = p_key::oid AND k.objsubid = 2 AND k.mode = 'ExclusiveLock'
+                                 AND k.pid = v_suspect.pid AND k.virtualtransaction = v_suspect.virtualtransaction);
     BEGIN
-      IF pg_terminate_backend(v_pid) THEN
+      IF pg_terminate_backend(v_suspect.pid) THEN
         v_killed := v_killed + 1;
-        RAISE LOG 'fencing: terminated backend % holding or awaiting fence lock key % exclusively without advancing', v_pid, p_key;
+        RAISE LOG 'fencing: terminated backend % holding or awaiting fence lock key % exclusively without advancing', v_suspect.pid, p_key;
       END IF;
     EXCEPTION WHEN insufficient_privilege THEN
       NULL;
@@ -300,8 +314,21 @@ BEGIN
   END IF;
 
   -- 1. The exclusive lock: no other backend holds the shared one (session- or transaction-level) once we have it.
-  --    First the mark of an advance in flight, which no application role can take (V8__fencing_advancing.sql).
-  LOCK TABLE fencing.advancing IN ROW SHARE MODE;
+  --    First the mark of an advance in flight, which no application role can set (V8__fencing_advancing.sql): the
+  --    key's row of fencing.advancing, locked by this transaction. Another advance of the key holds it until it
+  --    ends: wait for it, within advance_timeout (the caller's lock_timeout may be none: psql, behind a pooler).
+  v_left_ms := greatest(1, (extract(epoch FROM v_deadline - clock_timestamp()) * 1000)::bigint);
+  PERFORM set_config('lock_timeout', v_left_ms::text, true);
+  BEGIN
+    INSERT INTO fencing.advancing (lock_key) VALUES (p_key) ON CONFLICT (lock_key) DO NOTHING;
+    PERFORM 1 FROM fencing.advancing WHERE lock_key = p_key FOR NO KEY UPDATE;
+  EXCEPTION WHEN lock_not_available THEN
+    RAISE EXCEPTION USING ERRCODE = 'FL005',
+      MESSAGE = format('fencing: cannot advance %s to term %s: another advance of it stayed in flight after advance_timeout %s',
+                       p_resource, p_term, v_timeout),
+      HINT = 'See pg_stat_activity for a transaction that advanced and stayed open; raise fencing.settings advance_timeout if advances need longer.';
+  END;
+  PERFORM set_config('lock_timeout', v_old_lt, true);
   LOOP
     EXIT WHEN pg_try_advisory_xact_lock(c_ns, p_key::integer);
     IF clock_timestamp() >= v_deadline THEN
@@ -312,15 +339,14 @@ BEGIN
         HINT = CASE WHEN v_prepared IS NULL THEN 'See fencing.entered_sessions; raise fencing.settings advance_timeout if backends need longer to exit.'
                     ELSE 'A prepared transaction of an older term must be resolved first: COMMIT PREPARED or ROLLBACK PREPARED it (its transaction manager normally does).' END;
     END IF;
-    -- Whoever holds or awaits the key exclusively without being an advance is squatting: terminated.
-    v_killed := v_killed + fencing.clear_fence_squatters(p_key);
-    -- While another advance is in flight (it holds the exclusive lock), wait for it instead of interfering.
+    -- Whoever holds or awaits the key exclusively is squatting: this advance holds the key's row of
+    -- fencing.advancing, so no other advance can hold the key. Terminated (not counted: not of an older term).
+    PERFORM fencing.clear_fence_squatters(p_key);
+    -- Still held exclusively: by a squatter on its way out, a prepared transaction or a superuser (FL005 names
+    -- prepared ones at the deadline). Otherwise terminate the shared holders.
     IF NOT EXISTS (SELECT 1 FROM pg_locks l
                     WHERE l.locktype = 'advisory' AND l.database = v_db AND l.classid = c_ns::oid AND l.objid = p_key::oid
-                      AND l.objsubid = 2 AND l.mode = 'ExclusiveLock' AND l.granted AND l.pid IS DISTINCT FROM pg_backend_pid()
-                      AND EXISTS (SELECT 1 FROM pg_locks a
-                                   WHERE a.locktype = 'relation' AND a.database = v_db AND a.pid = l.pid
-                                     AND a.relation = 'fencing.advancing'::regclass AND a.mode = 'RowShareLock' AND a.granted)) THEN
+                      AND l.objsubid = 2 AND l.mode = 'ExclusiveLock' AND l.granted AND l.pid IS DISTINCT FROM pg_backend_pid()) THEN
       IF (SELECT highest_accepted FROM fencing.high_water_mark WHERE resource = p_resource) >= p_term THEN
         RETURN (SELECT highest_accepted FROM fencing.high_water_mark WHERE resource = p_resource);   -- someone got there first
       END IF;

@@ -2,15 +2,16 @@
 --
 -- The fence's lock (1178946115, lock_key) lives in the advisory-lock space every login may use: a login outside the
 -- fencing roles can hold a resource's key exclusively, or queue for it, and would block every entering and look like
--- an advance in flight. An advance (fencing.advance(), R__20_fencing_enter.sql) therefore locks this table in ROW SHARE
--- mode before it tries the exclusive key, and keeps that lock until its transaction ends. No application role can
--- lock this table (LOCK TABLE in ROW SHARE mode and SELECT ... FOR SHARE need UPDATE, DELETE or TRUNCATE on it, and
--- nobody but the owner has any privilege on it), and an advance never queues for the key (it only tries it): so a
--- backend holding the key exclusively without this lock, or queued for it, is not an advance, and is terminated.
--- The table holds no rows; its column only keeps the table ordinary for tools that list tables.
+-- an advance in flight. An advance (fencing.advance(), R__20_fencing_enter.sql) therefore first locks its key's row
+-- here (SELECT ... FOR NO KEY UPDATE, inserting the row the first time), before it tries the key, and keeps that row
+-- lock until its transaction ends: while it holds the key, the row's xmax is its transaction id. Nobody but the
+-- owner has any privilege on this table, so no other transaction can put its id there (a row lock needs UPDATE; a
+-- relation lock would not do: parsing a prepared SELECT ... FOR SHARE takes one without any privilege). A backend
+-- holding the key exclusively whose transaction id is not that xmax, or queued for it (an advance only tries it), is
+-- not an advance, and is terminated (fencing.clear_fence_squatters).
 CREATE TABLE IF NOT EXISTS fencing.advancing (
-  never_written boolean
+  lock_key bigint PRIMARY KEY
 );
 REVOKE ALL ON fencing.advancing FROM PUBLIC;
 COMMENT ON TABLE fencing.advancing IS
-  'Never holds rows: an advance in flight holds a ROW SHARE lock on it, which no application role can take (see fencing.clear_fence_squatters).';
+  'One row per fence key an advance ran for: an advance in flight holds its row locked (xmax = its transaction id), which no application role can do (see fencing.clear_fence_squatters).';

@@ -5,6 +5,7 @@ package dev.fenceline.db.generated.tables;
 
 
 import dev.fenceline.db.generated.Fencing;
+import dev.fenceline.db.generated.Keys;
 import dev.fenceline.db.generated.tables.records.AdvancingRecord;
 
 import java.util.Collection;
@@ -21,14 +22,16 @@ import org.jooq.Stringly;
 import org.jooq.Table;
 import org.jooq.TableField;
 import org.jooq.TableOptions;
+import org.jooq.UniqueKey;
 import org.jooq.impl.DSL;
 import org.jooq.impl.SQLDataType;
 import org.jooq.impl.TableImpl;
 
 
 /**
- * Never holds rows: an advance in flight holds a ROW SHARE lock on it, which no
- * application role can take (see fencing.clear_fence_squatters).
+ * One row per fence key an advance ran for: an advance in flight holds its row
+ * locked (xmax = its transaction id), which no application role can do (see
+ * fencing.clear_fence_squatters).
  */
 @SuppressWarnings({ "all", "unchecked", "rawtypes" })
 public class Advancing extends TableImpl<AdvancingRecord> {
@@ -49,16 +52,16 @@ public class Advancing extends TableImpl<AdvancingRecord> {
     }
 
     /**
-     * The column <code>fencing.advancing.never_written</code>.
+     * The column <code>fencing.advancing.lock_key</code>.
      */
-    public final TableField<AdvancingRecord, Boolean> NEVER_WRITTEN = createField(DSL.name("never_written"), SQLDataType.BOOLEAN, this, "");
+    public final TableField<AdvancingRecord, Long> LOCK_KEY = createField(DSL.name("lock_key"), SQLDataType.BIGINT.nullable(false), this, "");
 
     private Advancing(Name alias, Table<AdvancingRecord> aliased) {
         this(alias, aliased, (Field<?>[]) null, null);
     }
 
     private Advancing(Name alias, Table<AdvancingRecord> aliased, Field<?>[] parameters, Condition where) {
-        super(alias, null, aliased, parameters, DSL.comment("Never holds rows: an advance in flight holds a ROW SHARE lock on it, which no application role can take (see fencing.clear_fence_squatters)."), TableOptions.table(), where);
+        super(alias, null, aliased, parameters, DSL.comment("One row per fence key an advance ran for: an advance in flight holds its row locked (xmax = its transaction id), which no application role can do (see fencing.clear_fence_squatters)."), TableOptions.table(), where);
     }
 
     /**
@@ -85,6 +88,11 @@ public class Advancing extends TableImpl<AdvancingRecord> {
     @Override
     public Schema getSchema() {
         return aliased() ? null : Fencing.FENCING;
+    }
+
+    @Override
+    public UniqueKey<AdvancingRecord> getPrimaryKey() {
+        return Keys.ADVANCING_PKEY;
     }
 
     @Override

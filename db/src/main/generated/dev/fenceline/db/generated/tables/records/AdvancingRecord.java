@@ -6,30 +6,41 @@ package dev.fenceline.db.generated.tables.records;
 
 import dev.fenceline.db.generated.tables.Advancing;
 
-import org.jooq.impl.TableRecordImpl;
+import org.jooq.Record1;
+import org.jooq.impl.UpdatableRecordImpl;
 
 
 /**
- * Never holds rows: an advance in flight holds a ROW SHARE lock on it, which no
- * application role can take (see fencing.clear_fence_squatters).
+ * One row per fence key an advance ran for: an advance in flight holds its row
+ * locked (xmax = its transaction id), which no application role can do (see
+ * fencing.clear_fence_squatters).
  */
 @SuppressWarnings({ "all", "unchecked", "rawtypes" })
-public class AdvancingRecord extends TableRecordImpl<AdvancingRecord> {
+public class AdvancingRecord extends UpdatableRecordImpl<AdvancingRecord> {
 
     private static final long serialVersionUID = 1L;
 
     /**
-     * Setter for <code>fencing.advancing.never_written</code>.
+     * Setter for <code>fencing.advancing.lock_key</code>.
      */
-    public void setNeverWritten(Boolean value) {
+    public void setLockKey(Long value) {
         set(0, value);
     }
 
     /**
-     * Getter for <code>fencing.advancing.never_written</code>.
+     * Getter for <code>fencing.advancing.lock_key</code>.
      */
-    public Boolean getNeverWritten() {
-        return (Boolean) get(0);
+    public Long getLockKey() {
+        return (Long) get(0);
+    }
+
+    // -------------------------------------------------------------------------
+    // Primary key information
+    // -------------------------------------------------------------------------
+
+    @Override
+    public Record1<Long> key() {
+        return (Record1) super.key();
     }
 
     // -------------------------------------------------------------------------
@@ -46,10 +57,10 @@ public class AdvancingRecord extends TableRecordImpl<AdvancingRecord> {
     /**
      * Create a detached, initialised AdvancingRecord
      */
-    public AdvancingRecord(Boolean neverWritten) {
+    public AdvancingRecord(Long lockKey) {
         super(Advancing.ADVANCING);
 
-        setNeverWritten(neverWritten);
+        setLockKey(lockKey);
         resetChangedOnNotNull();
     }
 }
