@@ -2,6 +2,44 @@
 -- Repeatable migration: the one current definition of these functions. Flyway re-applies it whenever it changes
 -- (after every versioned migration), so edit the function here, never in an applied V migration.
 
+-- Is the caller of guard_slow really the fencing_guard trigger of a write to that table? Any login can call guard_slow
+-- from a trigger of its own (on a temporary table) naming any table: it must not commit an audit row, bump a counter
+-- or log break-glass for a write PostgreSQL would have refused it (42501, before any trigger runs). The proof cannot be
+-- current_user (guard_slow runs as its owner) nor session_user (a foreign-key cascade writes as the table's owner, a
+-- SECURITY DEFINER function as its definer): it is the lock the write took. Before a statement trigger fires, the
+-- statement holds ROW EXCLUSIVE (INSERT, UPDATE, DELETE, MERGE, COPY FROM) or ACCESS EXCLUSIVE (TRUNCATE) on the
+-- table for the rest of the transaction, and only a role that may write the table can take such a lock (LOCK TABLE
+-- checks the same privileges). The table must also be protected for the resource named.
+CREATE OR REPLACE FUNCTION fencing.check_guarded_write(p_resource text, p_schema name, p_table name, p_operation text)
+RETURNS void
+LANGUAGE plpgsql
+STABLE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+  v_table text := format('%I.%I', p_schema, p_table);
+  v_oid   oid := to_regclass(format('%I.%I', p_schema, p_table));
+BEGIN
+  IF v_oid IS NULL OR NOT EXISTS (SELECT 1 FROM fencing.protected_table p WHERE p.tbl = v_oid AND p.resource = p_resource) THEN
+    RAISE EXCEPTION USING ERRCODE = 'FL003',
+      MESSAGE = format('fencing.guard_slow(): table %s is not protected for resource %s; nothing was audited',
+                       v_table, coalesce(quote_literal(left(p_resource, 80)), 'NULL'));
+  END IF;
+  IF NOT EXISTS (SELECT 1 FROM pg_locks l
+                  WHERE l.locktype = 'relation' AND l.pid = pg_backend_pid() AND l.relation = v_oid AND l.granted
+                    AND l.database = (SELECT d.oid FROM pg_database d WHERE d.datname = current_database())
+                    AND l.mode = ANY (CASE WHEN p_operation = 'TRUNCATE' THEN ARRAY['AccessExclusiveLock']
+                                           ELSE ARRAY['RowExclusiveLock', 'ShareRowExclusiveLock', 'ExclusiveLock',
+                                                      'AccessExclusiveLock'] END)) THEN
+    RAISE EXCEPTION USING ERRCODE = '42501',
+      MESSAGE = format('fencing.guard_slow(): this transaction holds no %s lock on %s, so no %s of it is under way (role %s may not write it, or this is not its fencing_guard trigger); nothing was audited',
+                       CASE WHEN p_operation = 'TRUNCATE' THEN 'ACCESS EXCLUSIVE' ELSE 'ROW EXCLUSIVE (or stronger)' END,
+                       v_table, coalesce(p_operation, 'NULL'), session_user);
+  END IF;
+END
+$fn$;
+REVOKE ALL ON FUNCTION fencing.check_guarded_write(text, name, name, text) FROM PUBLIC;
+
 -- The slow path of the guard: break-glass, the transaction's fencing.term, or rejection. Every rejection is audited
 -- once (fencing.reject). SECURITY DEFINER, so that writes reaching a protected table through a foreign-key cascade
 -- (which runs as the table's owner) are decided like any other; who may do what is decided by the SESSION user (the
@@ -32,6 +70,7 @@ BEGIN
       MESSAGE = 'fencing.guard_slow() is the slow path of the fencing_guard trigger and cannot be called directly',
       HINT = 'To enter a transaction at a term, call fencing.enter_transaction(resource, term, leader_id).';
   END IF;
+  PERFORM fencing.check_guarded_write(p_resource, p_schema, p_table, p_operation);
   IF v_break IS NOT NULL THEN
     IF NOT pg_has_role(session_user, 'fencing_break_glass', 'MEMBER') THEN
       PERFORM fencing.reject('FL007', 'break_glass_refused', p_resource, NULL, v_leader, v_table, p_operation,
@@ -78,8 +117,9 @@ END
 $fn$;
 
 -- Any role that writes a protected table may need the slow path, also one outside every fencing role: a foreign-key
--- cascade runs as the table's owner, whoever that is now. The function decides by the session user and refuses direct
--- calls, so calling it grants nothing by itself; schema USAGE only lets the name be found.
+-- cascade runs as the table's owner, whoever that is now. The function decides by the session user, refuses direct
+-- calls and calls that come with no write to the protected table under way (check_guarded_write), so calling it grants
+-- nothing by itself; schema USAGE only lets the name be found.
 GRANT USAGE ON SCHEMA fencing TO PUBLIC;
 GRANT EXECUTE ON FUNCTION fencing.guard_slow(text, name, name, text, text) TO PUBLIC;
 
