@@ -394,6 +394,58 @@ class UnprivilegedRoleAttackIT {
         }
     }
 
+    /**
+     * The guard itself ({@code fencing.guard()}, PL/pgSQL or native) is the other way into the slow path: attached to
+     * a temporary table of the caller's, its arguments could name any resource. Only its owner may attach it (a
+     * trigger that fires needs no EXECUTE right, one being created does), so neither a login outside the fencing roles
+     * nor a {@code fencing_app} login can, and nothing is audited or counted.
+     */
+    @Test
+    void noLoginButTheGuardsOwnerCanAttachTheGuardToATableOfItsOwn() throws Exception {
+        String table = table("forged_guard");
+        String resource = resourceOf(table);
+        long countedBefore = count(db, "SELECT sum(trigger_counted) FROM fencing.rejection_counts");
+        String attach = "CREATE TRIGGER claim BEFORE INSERT ON bait FOR EACH STATEMENT EXECUTE FUNCTION fencing.guard("
+                + "'fencing.entered_" + lockKey(resource) + "', '" + resource + "')";
+        try (Connection outside = connectAsOutsider(); Connection app = adversary.connect("guard-attacher")) {
+            for (Connection c : new Connection[] {outside, app}) {
+                execute(c, "CREATE TEMPORARY TABLE bait (i int)");
+                Throwable attached = catchThrowable(() -> execute(c, attach));
+                assertThat(sqlState(attached)).as("%s", attached).isEqualTo("42501");
+                Throwable insert = catchThrowable(() -> execute(c, "INSERT INTO bait VALUES (1)"));
+                assertThat(insert).isNull();
+            }
+        }
+        assertThat(audits(resource)).isZero();
+        assertThat(count(db, "SELECT sum(trigger_counted) FROM fencing.rejection_counts")).isEqualTo(countedBefore);
+    }
+
+    /**
+     * A second service may write a protected table (its own grants) without being in any fencing role: its write
+     * without a term is still rejected with FL002 and audited once, not refused for a missing right on the fencing
+     * functions.
+     */
+    @Test
+    void aLoginOutsideTheFencingRolesThatMayWriteAProtectedTableIsRejectedWithoutATermAndAuditedOnce()
+            throws Exception {
+        String table = table("second_service");
+        String resource = resourceOf(table);
+        String service = "fence_service_" + ProcessHandle.current().pid();
+        Fixtures.sql(db, "CREATE ROLE " + service + " LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE",
+                "GRANT SELECT, UPDATE ON " + table + " TO " + service);
+        try {
+            try (Connection svc = DriverManager.getConnection(db.jdbcUrl(), service, "")) {
+                Throwable write = catchThrowable(() -> execute(svc,
+                        "UPDATE " + table + " SET note = 'no term' WHERE id = 1"));
+                assertThat(sqlState(write)).as("%s", write).isEqualTo("FL002");
+            }
+            assertThat(audits(resource)).isOne();
+            assertThat(note(table, 1)).isEqualTo("initial");
+        } finally {
+            Fixtures.sql(db, "DROP OWNED BY " + service, "DROP ROLE " + service);
+        }
+    }
+
     // ---- (a) checked safe: every write statement of PostgreSQL 15 meets the statement trigger ---------------------
 
     /**
