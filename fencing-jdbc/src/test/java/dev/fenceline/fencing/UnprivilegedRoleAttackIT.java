@@ -370,6 +370,55 @@ class UnprivilegedRoleAttackIT {
     }
 
     /**
+     * Where an overlong leader id would be accepted (an advance stores it with the mark) it is bad input: FL003 naming
+     * the setting, the limit and its length, the mark unchanged, and no fence lock left on the session. Offered with the
+     * mark's own term it is another leader's id than the holder's: a term conflict, rejected and audited once.
+     */
+    @Test
+    void anOverlongLeaderIdIsRefusedWhereItWouldBeAcceptedAndAuditedWhereItsTermIsRejected() throws Exception {
+        String table = table("long_leader_new");
+        String resource = resourceOf(table);
+        String overlong = "x".repeat(201);
+        try (Connection a = adversary.connect("overlong-leader")) {
+            Throwable advance = catchThrowable(() -> AdversaryRole.inTransaction(a,
+                    "SET LOCAL fencing.term = '6'", "SET LOCAL fencing.resource = '" + resource + "'",
+                    "SET LOCAL fencing.leader_id = '" + overlong + "'",
+                    "UPDATE " + table + " SET note = 'term 6' WHERE id = 1"));
+            assertThat(sqlState(advance)).as("%s", advance).isEqualTo("FL003");
+            assertThat(advance).hasMessageContaining("leader_id").hasMessageContaining("201 characters")
+                    .hasMessageContaining("at most 200");
+            Throwable session = catchThrowable(() -> query(a,
+                    "SELECT fencing.enter('" + resource + "', 6, '" + overlong + "')"));
+            assertThat(sqlState(session)).as("%s", session).isEqualTo("FL003");
+            assertThat(query(a, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()"))
+                    .as("fence locks left on the session").isEqualTo("0");
+            // The mark's term with no holder recorded: entering it would accept the id (FL003), the session lock
+            // taken for it is given back.
+            String unheld = "long_leader_unheld_" + TABLES.incrementAndGet();
+            Fixtures.sql(db, "CREATE TABLE " + unheld + " (id bigint PRIMARY KEY)",
+                    "SELECT fencing.protect_table('" + unheld + "', '" + resourceOf(unheld) + "')",
+                    "SELECT fencing.enter('" + resourceOf(unheld) + "', 5)");
+            Throwable atMark = catchThrowable(() -> query(a,
+                    "SELECT fencing.enter('" + resourceOf(unheld) + "', 5, '" + overlong + "')"));
+            assertThat(sqlState(atMark)).as("%s", atMark).isEqualTo("FL003");
+            assertThat(atMark).hasMessageContaining("201 characters");
+            assertThat(query(a, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()"))
+                    .as("fence locks left on the session after entering the mark's term").isEqualTo("0");
+            assertThat(query(a, "SELECT fencing.enter('" + resource + "', 4, '" + overlong + "')"))
+                    .as("a stale session entering returns the mark").isEqualTo("5");
+            Throwable conflict = catchThrowable(() -> AdversaryRole.inTransaction(a,
+                    "SET LOCAL fencing.term = '5'", "SET LOCAL fencing.leader_id = '" + overlong + "'",
+                    "UPDATE " + table + " SET note = 'term 5, overlong leader' WHERE id = 1"));
+            assertThat(sqlState(conflict)).as("%s", conflict).isEqualTo("FL001");
+        }
+        assertThat(mark(db, resource)).isEqualTo(5);
+        assertThat(note(table, 1)).isEqualTo("initial");
+        assertThat(count(db, "SELECT count(*) FROM fencing.rejected_write WHERE resource = '" + resource
+                + "' AND reason = 'term_conflict' AND leader_id = repeat('x', 200)")).isOne();
+        assertThat(audits(resource)).isOne();
+    }
+
+    /**
      * {@code fencing.guard_slow} is executable by PUBLIC (a foreign-key cascade may reach a protected table as any
      * owner) and refuses only calls outside a trigger ({@code pg_trigger_depth() = 0}). Any login can create a
      * temporary table with a trigger of its own and call it from there, naming a protected table it may not even
