@@ -2,44 +2,6 @@
 -- Repeatable migration: the one current definition of these functions. Flyway re-applies it whenever it changes
 -- (after every versioned migration), so edit the function here, never in an applied V migration.
 
--- Is the caller of guard_slow really the fencing_guard trigger of a write to that table? Any login can call guard_slow
--- from a trigger of its own (on a temporary table) naming any table: it must not commit an audit row, bump a counter
--- or log break-glass for a write PostgreSQL would have refused it (42501, before any trigger runs). The proof cannot be
--- current_user (guard_slow runs as its owner) nor session_user (a foreign-key cascade writes as the table's owner, a
--- SECURITY DEFINER function as its definer): it is the lock the write took. Before a statement trigger fires, the
--- statement holds ROW EXCLUSIVE (INSERT, UPDATE, DELETE, MERGE, COPY FROM) or ACCESS EXCLUSIVE (TRUNCATE) on the
--- table for the rest of the transaction, and only a role that may write the table can take such a lock (LOCK TABLE
--- checks the same privileges). The table must also be protected for the resource named.
-CREATE OR REPLACE FUNCTION fencing.check_guarded_write(p_resource text, p_schema name, p_table name, p_operation text)
-RETURNS void
-LANGUAGE plpgsql
-STABLE
-SET search_path = pg_catalog, pg_temp
-AS $fn$
-DECLARE
-  v_table text := format('%I.%I', p_schema, p_table);
-  v_oid   oid := to_regclass(format('%I.%I', p_schema, p_table));
-BEGIN
-  IF v_oid IS NULL OR NOT EXISTS (SELECT 1 FROM fencing.protected_table p WHERE p.tbl = v_oid AND p.resource = p_resource) THEN
-    RAISE EXCEPTION USING ERRCODE = 'FL003',
-      MESSAGE = format('fencing.guard_slow(): table %s is not protected for resource %s; nothing was audited',
-                       v_table, coalesce(quote_literal(left(p_resource, 80)), 'NULL'));
-  END IF;
-  IF NOT EXISTS (SELECT 1 FROM pg_locks l
-                  WHERE l.locktype = 'relation' AND l.pid = pg_backend_pid() AND l.relation = v_oid AND l.granted
-                    AND l.database = (SELECT d.oid FROM pg_database d WHERE d.datname = current_database())
-                    AND l.mode = ANY (CASE WHEN p_operation = 'TRUNCATE' THEN ARRAY['AccessExclusiveLock']
-                                           ELSE ARRAY['RowExclusiveLock', 'ShareRowExclusiveLock', 'ExclusiveLock',
-                                                      'AccessExclusiveLock'] END)) THEN
-    RAISE EXCEPTION USING ERRCODE = '42501',
-      MESSAGE = format('fencing.guard_slow(): this transaction holds no %s lock on %s, so no %s of it is under way (role %s may not write it, or this is not its fencing_guard trigger); nothing was audited',
-                       CASE WHEN p_operation = 'TRUNCATE' THEN 'ACCESS EXCLUSIVE' ELSE 'ROW EXCLUSIVE (or stronger)' END,
-                       v_table, coalesce(p_operation, 'NULL'), session_user);
-  END IF;
-END
-$fn$;
-REVOKE ALL ON FUNCTION fencing.check_guarded_write(text, name, name, text) FROM PUBLIC;
-
 -- The slow path of the guard: break-glass, the transaction's fencing.term, or rejection. Every rejection is audited
 -- once (fencing.reject). SECURITY DEFINER, so that writes reaching a protected table through a foreign-key cascade
 -- (which runs as the table's owner) are decided like any other; who may do what is decided by the SESSION user (the
@@ -70,7 +32,6 @@ BEGIN
       MESSAGE = 'fencing.guard_slow() is the slow path of the fencing_guard trigger and cannot be called directly',
       HINT = 'To enter a transaction at a term, call fencing.enter_transaction(resource, term, leader_id).';
   END IF;
-  PERFORM fencing.check_guarded_write(p_resource, p_schema, p_table, p_operation);
   IF v_break IS NOT NULL THEN
     IF NOT pg_has_role(session_user, 'fencing_break_glass', 'MEMBER') THEN
       PERFORM fencing.reject('FL007', 'break_glass_refused', p_resource, NULL, v_leader, v_table, p_operation,
@@ -116,12 +77,26 @@ BEGIN
 END
 $fn$;
 
--- Any role that writes a protected table may need the slow path, also one outside every fencing role: a foreign-key
--- cascade runs as the table's owner, whoever that is now. The function decides by the session user, refuses direct
--- calls and calls that come with no write to the protected table under way (check_guarded_write), so calling it grants
--- nothing by itself; schema USAGE only lets the name be found.
+-- Only fencing.guard() calls the slow path, and it runs as the owner of the fencing functions (SECURITY DEFINER, below),
+-- whichever role writes: the application's, another service's with its own table grants, a table owner's through a
+-- foreign-key cascade. Nobody else may call it: from a trigger of its own (pg_trigger_depth() > 0) any login could
+-- otherwise name a protected table it may not write and commit a 'trigger' audit row and a count for a write
+-- PostgreSQL would have refused it (42501, before any trigger runs). Neither the table's write lock (PREPARE takes it
+-- without the right) nor current_user (a cascade writes as the owner, a SECURITY DEFINER function as its definer)
+-- could tell that caller from the trigger.
 GRANT USAGE ON SCHEMA fencing TO PUBLIC;
-GRANT EXECUTE ON FUNCTION fencing.guard_slow(text, name, name, text, text) TO PUBLIC;
+REVOKE EXECUTE ON FUNCTION fencing.guard_slow(text, name, name, text, text) FROM PUBLIC;
+DO $do$
+DECLARE
+  v_role text;
+BEGIN
+  FOREACH v_role IN ARRAY ARRAY['fencing_app', 'fencing_break_glass'] LOOP
+    IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = v_role) THEN
+      EXECUTE format('REVOKE EXECUTE ON FUNCTION fencing.guard_slow(text, name, name, text, text) FROM %I', v_role);
+    END IF;
+  END LOOP;
+END
+$do$;
 
 CREATE OR REPLACE FUNCTION fencing.guard_implementation()
 RETURNS text
@@ -153,7 +128,7 @@ BEGIN
       HINT = 'Run it as a superuser, or keep the PL/pgSQL guard (same behaviour, more CPU per transaction).';
   END IF;
   BEGIN
-    EXECUTE format('CREATE OR REPLACE FUNCTION fencing.guard() RETURNS trigger LANGUAGE c AS %L, %L', p_library, 'fenceline_guard');
+    EXECUTE format('CREATE OR REPLACE FUNCTION fencing.guard() RETURNS trigger LANGUAGE c SECURITY DEFINER AS %L, %L', p_library, 'fenceline_guard');
   EXCEPTION WHEN OTHERS THEN
     RAISE EXCEPTION USING ERRCODE = 'FL008',
       MESSAGE = format('fencing.use_native_guard: cannot load %s (%s); fencing.guard() is unchanged (%s)',
@@ -179,10 +154,12 @@ BEGIN
   CREATE OR REPLACE FUNCTION fencing.guard()
   RETURNS trigger
   LANGUAGE plpgsql
+  SECURITY DEFINER
   AS $guard$
   BEGIN
     -- Operators schema-qualified: the guard runs with the caller's search_path (a SET clause would cost every call),
-    -- and a caller may have created its own text operators in a schema on that path.
+    -- and a caller may have created its own text operators in a schema on that path. Every name below is qualified,
+    -- so running as the owner (to reach guard_slow, which nobody else may call) runs nothing of the caller's.
     IF pg_catalog.current_setting(TG_ARGV[0], true) OPERATOR(pg_catalog.<>) ''
        AND COALESCE(pg_catalog.current_setting('fencing.term', true), '')
            OPERATOR(pg_catalog.=) ANY (ARRAY['', pg_catalog.current_setting(TG_ARGV[0], true)]) THEN
@@ -198,7 +175,9 @@ $fn$;
 COMMENT ON FUNCTION fencing.use_plpgsql_guard() IS
   'Switches fencing.guard() back to the PL/pgSQL implementation (e.g. before moving the database to a server without the native library).';
 
--- Whichever implementation fencing.guard() has keeps it; a PL/pgSQL guard is refreshed to the body above.
+-- Whichever implementation fencing.guard() has keeps it; a PL/pgSQL guard is refreshed to the body above. Either
+-- runs as the owner (the native one was created before it did). EXECUTE on it stays revoked from PUBLIC: only the
+-- owner attaches it (protect_table); firing a trigger needs no right on its function.
 DO $do$
 BEGIN
   IF fencing.guard_implementation() = 'plpgsql' THEN
@@ -206,5 +185,6 @@ BEGIN
   END IF;
 END
 $do$;
+ALTER FUNCTION fencing.guard() SECURITY DEFINER;
 COMMENT ON FUNCTION fencing.guard() IS
   'Statement trigger on protected tables: allows writes of sessions entered at the current term (fencing.term empty or equal); otherwise enters with fencing.term, honours audited break-glass, or rejects (FL001/FL002) and audits via dblink.';

@@ -444,6 +444,33 @@ class UnprivilegedRoleAttackIT {
     }
 
     /**
+     * The table's write lock is no proof of a write: PostgreSQL takes it when it parses a statement and checks the
+     * right only when it runs one, so {@code PREPARE} (or a function body being validated) leaves a login without any
+     * right holding ROW EXCLUSIVE on the table until its transaction ends. From a trigger of its own it then still
+     * must not get an audit row, or a count, for that table.
+     */
+    @Test
+    void aLoginOutsideTheFencingRolesHoldingTheTablesWriteLockFromAPreparedStatementCannotAddTriggerAuditRows()
+            throws Exception {
+        String table = table("forged_lock");
+        String resource = resourceOf(table);
+        long countedBefore = count(db, "SELECT sum(trigger_counted) FROM fencing.rejection_counts");
+        try (Connection outside = connectAsOutsider()) {
+            execute(outside, "CREATE TEMPORARY TABLE bait (i int)",
+                    "CREATE FUNCTION pg_temp.claim() RETURNS trigger LANGUAGE plpgsql AS $f$ BEGIN"
+                            + " PERFORM fencing.guard_slow('" + resource + "', 'public', '" + table + "',"
+                            + " 'DELETE', NULL);"
+                            + " RETURN NULL; END $f$",
+                    "CREATE TRIGGER claim AFTER INSERT ON bait FOR EACH STATEMENT EXECUTE FUNCTION pg_temp.claim()");
+            Throwable claim = catchThrowable(() -> AdversaryRole.inTransaction(outside,
+                    "PREPARE parsed_only AS DELETE FROM " + table, "INSERT INTO bait VALUES (1)"));
+            assertThat(claim).as("the forged call").isNotNull();
+            assertThat(audits(resource)).as("audit rows after %s", claim).isZero();
+        }
+        assertThat(count(db, "SELECT sum(trigger_counted) FROM fencing.rejection_counts")).isEqualTo(countedBefore);
+    }
+
+    /**
      * The guard itself ({@code fencing.guard()}, PL/pgSQL or native) is the other way into the slow path: attached to
      * a temporary table of the caller's, its arguments could name any resource. Only its owner may attach it (a
      * trigger that fires needs no EXECUTE right, one being created does), so neither a login outside the fencing roles
