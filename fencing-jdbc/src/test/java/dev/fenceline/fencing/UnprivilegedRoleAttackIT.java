@@ -107,6 +107,19 @@ class UnprivilegedRoleAttackIT {
         return DriverManager.getConnection(db.jdbcUrl(), outsider, "");
     }
 
+    /**
+     * A temporary table {@code bait} on {@code c}'s session whose trigger calls the guard's slow path claiming a
+     * termless DELETE of {@code table}: every INSERT into {@code bait} makes that claim.
+     */
+    private static void claimDeletesFromBait(Connection c, String table) throws SQLException {
+        execute(c, "CREATE TEMPORARY TABLE bait (i int)",
+                "CREATE FUNCTION pg_temp.claim() RETURNS trigger LANGUAGE plpgsql AS $f$ BEGIN"
+                        + " PERFORM fencing.guard_slow('" + resourceOf(table) + "', 'public', '" + table + "',"
+                        + " 'DELETE', NULL);"
+                        + " RETURN NULL; END $f$",
+                "CREATE TRIGGER claim AFTER INSERT ON bait FOR EACH STATEMENT EXECUTE FUNCTION pg_temp.claim()");
+    }
+
     /** A pool of logins as the adversary role, straight to PostgreSQL. */
     private HikariDataSource directPool(String name) {
         return Databases.dataSource(DatabaseConfig.builder(db.jdbcUrl()).username(adversary.name())
@@ -431,12 +444,7 @@ class UnprivilegedRoleAttackIT {
         String table = table("forged_row");
         String resource = resourceOf(table);
         try (Connection outside = connectAsOutsider()) {
-            execute(outside, "CREATE TEMPORARY TABLE bait (i int)",
-                    "CREATE FUNCTION pg_temp.claim() RETURNS trigger LANGUAGE plpgsql AS $f$ BEGIN"
-                            + " PERFORM fencing.guard_slow('" + resource + "', 'public', '" + table + "',"
-                            + " 'DELETE', NULL);"
-                            + " RETURN NULL; END $f$",
-                    "CREATE TRIGGER claim AFTER INSERT ON bait FOR EACH STATEMENT EXECUTE FUNCTION pg_temp.claim()");
+            claimDeletesFromBait(outside, table);
             Throwable claim = catchThrowable(() -> execute(outside, "INSERT INTO bait VALUES (1)"));
             assertThat(audits(resource)).as("audit rows after a login without any right on %s called the guard's"
                     + " slow path from its own trigger (%s)", table, claim).isZero();
@@ -456,12 +464,7 @@ class UnprivilegedRoleAttackIT {
         String resource = resourceOf(table);
         long countedBefore = count(db, "SELECT sum(trigger_counted) FROM fencing.rejection_counts");
         try (Connection outside = connectAsOutsider()) {
-            execute(outside, "CREATE TEMPORARY TABLE bait (i int)",
-                    "CREATE FUNCTION pg_temp.claim() RETURNS trigger LANGUAGE plpgsql AS $f$ BEGIN"
-                            + " PERFORM fencing.guard_slow('" + resource + "', 'public', '" + table + "',"
-                            + " 'DELETE', NULL);"
-                            + " RETURN NULL; END $f$",
-                    "CREATE TRIGGER claim AFTER INSERT ON bait FOR EACH STATEMENT EXECUTE FUNCTION pg_temp.claim()");
+            claimDeletesFromBait(outside, table);
             Throwable claim = catchThrowable(() -> AdversaryRole.inTransaction(outside,
                     "PREPARE parsed_only AS DELETE FROM " + table, "INSERT INTO bait VALUES (1)"));
             assertThat(claim).as("the forged call").isNotNull();
