@@ -358,10 +358,9 @@ class UnprivilegedRoleAttackIT {
     // ---- (b) a rejected write that leaves no audit row -----------------------------------------------------------
 
     /**
-     * A raw write carries its leader id in {@code fencing.leader_id}. {@code guard_slow} hands a term to
-     * {@code enter_at}, which checks the leader id's length (at most 200) before it looks at the term: a stale write
-     * with a 201-character leader id is refused with FL003 and audited nowhere (no row, no count, no WARNING), so a
-     * deposed writer can probe or retry stale writes without a trace.
+     * A raw write carries its leader id in {@code fencing.leader_id}. Were its length (at most 200) checked before the
+     * term, a stale write with a 201-character leader id would be refused with FL003 and audited nowhere (no row, no
+     * count, no WARNING), and a deposed writer could probe or retry stale writes without a trace.
      */
     @Test
     void aStaleRawWriteCarryingAnOverlongLeaderIdIsAuditedOnce() throws Exception {
@@ -432,12 +431,13 @@ class UnprivilegedRoleAttackIT {
     }
 
     /**
-     * {@code fencing.guard_slow} is executable by PUBLIC (a foreign-key cascade may reach a protected table as any
-     * owner) and refuses only calls outside a trigger ({@code pg_trigger_depth() = 0}). Any login can create a
+     * Were {@code fencing.guard_slow} executable by PUBLIC (a foreign-key cascade may reach a protected table as any
+     * owner), refusing only calls outside a trigger ({@code pg_trigger_depth() = 0}), any login could create a
      * temporary table with a trigger of its own and call it from there, naming a protected table it may not even
-     * read: the audit then commits a {@code source = 'trigger'} row saying its DELETE of that table was refused, a
-     * statement PostgreSQL would have refused with 42501 before any trigger ran, and bumps the counter. (Rows from
-     * {@code fencing_app} calling the audit function itself are documented; this login is in no fencing role.)
+     * read: the audit would commit a {@code source = 'trigger'} row saying its DELETE of that table was refused, a
+     * statement PostgreSQL would have refused with 42501 before any trigger ran, and bump the counter. Only the guard,
+     * running as the fencing owner, may call it. (Rows from {@code fencing_app} calling the audit function itself are
+     * documented; this login is in no fencing role.)
      */
     @Test
     void aLoginOutsideTheFencingRolesCannotAddTriggerAuditRowsForATableItMayNotWrite() throws Exception {
