@@ -101,6 +101,28 @@ BEGIN
 END
 $fn$;
 
+-- The leader id a term is accepted with is stored with the mark (high_water_mark.leader_id, at most 200 characters).
+CREATE OR REPLACE FUNCTION fencing.leader_id_fits(p_leader_id text)
+RETURNS boolean
+LANGUAGE sql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $fn$ SELECT coalesce(length(p_leader_id) <= 200, true) $fn$;
+
+-- FL003 naming the property, the limit and the length when the leader id cannot be accepted.
+CREATE OR REPLACE FUNCTION fencing.check_leader_id(p_leader_id text)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+BEGIN
+  IF NOT fencing.leader_id_fits(p_leader_id) THEN
+    RAISE EXCEPTION USING ERRCODE = 'FL003',
+      MESSAGE = format('fencing: leader_id (fencing.leader_id, or the leader id argument) is %s characters long, at most 200 are allowed',
+                       length(p_leader_id));
+  END IF;
+END
+$fn$;
+
 -- Plans: PL/pgSQL keeps a statement's plan for the server session, a LANGUAGE sql function with SET plans it at every
 -- call; and pg_stat_activity is a view joining pg_database and pg_authid, while the advance needs only pid and
 -- backend_start, which pg_stat_get_activity() returns as they are (the same rows: the view's joins are outer joins).
@@ -505,10 +527,8 @@ BEGIN
     RAISE EXCEPTION USING ERRCODE = 'FL003',
       MESSAGE = format('fencing: invalid term %s for resource %s: a term must be a positive bigint', coalesce(p_term::text, 'NULL'), p_resource);
   END IF;
-  IF length(p_leader_id) > 200 THEN
-    RAISE EXCEPTION USING ERRCODE = 'FL003',
-      MESSAGE = format('fencing: leader_id is %s characters long, at most 200 are allowed', length(p_leader_id));
-  END IF;
+  -- The leader id's length is checked only where it would be accepted (below): a stale, conflicting, unscoped or
+  -- too far jumping term is rejected and audited as such whatever the id (the audit row keeps its first 200 characters).
   SELECT lock_key INTO v_key FROM fencing.high_water_mark WHERE resource = p_resource;
   IF NOT FOUND THEN
     RAISE EXCEPTION USING ERRCODE = 'FL004',
@@ -542,11 +562,15 @@ BEGIN
       SELECT highest_accepted, leader_id INTO v_mark, v_holder FROM fencing.high_water_mark WHERE resource = p_resource;
     END IF;
     IF v_mark = p_term THEN
-      IF v_holder IS DISTINCT FROM p_leader_id AND v_holder IS NOT NULL AND p_leader_id IS NOT NULL THEN
+      IF (v_holder IS DISTINCT FROM p_leader_id AND v_holder IS NOT NULL AND p_leader_id IS NOT NULL)
+         OR NOT fencing.leader_id_fits(p_leader_id) THEN
         IF NOT p_transaction_scoped AND NOT v_holding THEN
           PERFORM pg_advisory_unlock_shared(c_ns, v_key::integer);   -- a session lock survives the abort below
         END IF;
-        PERFORM fencing.reject_term_conflict(p_resource, p_term, p_leader_id, v_holder, p_table, p_operation);
+        IF v_holder IS DISTINCT FROM p_leader_id AND v_holder IS NOT NULL AND p_leader_id IS NOT NULL THEN
+          PERFORM fencing.reject_term_conflict(p_resource, p_term, p_leader_id, v_holder, p_table, p_operation);
+        END IF;
+        PERFORM fencing.check_leader_id(p_leader_id);                -- too long, and the term is the mark's: FL003
       END IF;
       PERFORM fencing.mark_entered(p_resource, v_key, p_term, p_transaction_scoped);
       RETURN p_term;
@@ -583,6 +607,7 @@ BEGIN
       format('fencing: term %s for resource %s is %s above the highest accepted term %s; max_term_jump is %s', p_term, p_resource, p_term - v_mark, v_mark, v_jump),
       'Terms from the election move by small steps. If this jump is intended, an administrator raises fencing.settings max_term_jump.');
   END IF;
+  PERFORM fencing.check_leader_id(p_leader_id);                       -- the advance stores it with the mark
   v_mark := fencing.advance(p_resource, v_key, p_term, p_leader_id, p_table, p_operation);
   IF v_mark = p_term THEN
     PERFORM fencing.mark_entered(p_resource, v_key, p_term, p_transaction_scoped);
@@ -665,6 +690,8 @@ END
 $fn$;
 
 REVOKE EXECUTE ON FUNCTION fencing.rejection_detail(text, bigint, bigint, boolean, text),
+  fencing.leader_id_fits(text),
+  fencing.check_leader_id(text),
   fencing.reject(text, text, text, bigint, text, text, text, text, text),
   fencing.reject_term_conflict(text, bigint, text, text, text, text),
   fencing.holds_share(bigint),

@@ -77,11 +77,26 @@ BEGIN
 END
 $fn$;
 
--- Any role that writes a protected table may need the slow path, also one outside every fencing role: a foreign-key
--- cascade runs as the table's owner, whoever that is now. The function decides by the session user and refuses direct
--- calls, so calling it grants nothing by itself; schema USAGE only lets the name be found.
+-- Only fencing.guard() calls the slow path, and it runs as the owner of the fencing functions (SECURITY DEFINER, below),
+-- whichever role writes: the application's, another service's with its own table grants, a table owner's through a
+-- foreign-key cascade. Nobody else may call it: from a trigger of its own (pg_trigger_depth() > 0) any login could
+-- otherwise name a protected table it may not write and commit a 'trigger' audit row and a count for a write
+-- PostgreSQL would have refused it (42501, before any trigger runs). Neither the table's write lock (PREPARE takes it
+-- without the right) nor current_user (a cascade writes as the owner, a SECURITY DEFINER function as its definer)
+-- could tell that caller from the trigger.
 GRANT USAGE ON SCHEMA fencing TO PUBLIC;
-GRANT EXECUTE ON FUNCTION fencing.guard_slow(text, name, name, text, text) TO PUBLIC;
+REVOKE EXECUTE ON FUNCTION fencing.guard_slow(text, name, name, text, text) FROM PUBLIC;
+DO $do$
+DECLARE
+  v_role text;
+BEGIN
+  FOREACH v_role IN ARRAY ARRAY['fencing_app', 'fencing_break_glass'] LOOP
+    IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = v_role) THEN
+      EXECUTE format('REVOKE EXECUTE ON FUNCTION fencing.guard_slow(text, name, name, text, text) FROM %I', v_role);
+    END IF;
+  END LOOP;
+END
+$do$;
 
 CREATE OR REPLACE FUNCTION fencing.guard_implementation()
 RETURNS text
@@ -113,7 +128,7 @@ BEGIN
       HINT = 'Run it as a superuser, or keep the PL/pgSQL guard (same behaviour, more CPU per transaction).';
   END IF;
   BEGIN
-    EXECUTE format('CREATE OR REPLACE FUNCTION fencing.guard() RETURNS trigger LANGUAGE c AS %L, %L', p_library, 'fenceline_guard');
+    EXECUTE format('CREATE OR REPLACE FUNCTION fencing.guard() RETURNS trigger LANGUAGE c SECURITY DEFINER AS %L, %L', p_library, 'fenceline_guard');
   EXCEPTION WHEN OTHERS THEN
     RAISE EXCEPTION USING ERRCODE = 'FL008',
       MESSAGE = format('fencing.use_native_guard: cannot load %s (%s); fencing.guard() is unchanged (%s)',
@@ -139,10 +154,12 @@ BEGIN
   CREATE OR REPLACE FUNCTION fencing.guard()
   RETURNS trigger
   LANGUAGE plpgsql
+  SECURITY DEFINER
   AS $guard$
   BEGIN
     -- Operators schema-qualified: the guard runs with the caller's search_path (a SET clause would cost every call),
-    -- and a caller may have created its own text operators in a schema on that path.
+    -- and a caller may have created its own text operators in a schema on that path. Every name below is qualified,
+    -- so running as the owner (to reach guard_slow, which nobody else may call) runs nothing of the caller's.
     IF pg_catalog.current_setting(TG_ARGV[0], true) OPERATOR(pg_catalog.<>) ''
        AND COALESCE(pg_catalog.current_setting('fencing.term', true), '')
            OPERATOR(pg_catalog.=) ANY (ARRAY['', pg_catalog.current_setting(TG_ARGV[0], true)]) THEN
@@ -158,7 +175,9 @@ $fn$;
 COMMENT ON FUNCTION fencing.use_plpgsql_guard() IS
   'Switches fencing.guard() back to the PL/pgSQL implementation (e.g. before moving the database to a server without the native library).';
 
--- Whichever implementation fencing.guard() has keeps it; a PL/pgSQL guard is refreshed to the body above.
+-- Whichever implementation fencing.guard() has keeps it; a PL/pgSQL guard is refreshed to the body above. Either
+-- runs as the owner (the native one was created before it did). EXECUTE on it stays revoked from PUBLIC: only the
+-- owner attaches it (protect_table); firing a trigger needs no right on its function.
 DO $do$
 BEGIN
   IF fencing.guard_implementation() = 'plpgsql' THEN
@@ -166,5 +185,6 @@ BEGIN
   END IF;
 END
 $do$;
+ALTER FUNCTION fencing.guard() SECURITY DEFINER;
 COMMENT ON FUNCTION fencing.guard() IS
   'Statement trigger on protected tables: allows writes of sessions entered at the current term (fencing.term empty or equal); otherwise enters with fencing.term, honours audited break-glass, or rejects (FL001/FL002) and audits via dblink.';

@@ -469,9 +469,16 @@ final class WriterEngine {
      * break-glass cleared: another client of the pooler may have left session-level values of them on the server
      * session, and the guard would take those for this transaction's (a stale term: the work rejected; a newer term
      * with its resource: the work advancing the mark to it, under another leader id).
+     *
+     * <p>The transaction runs at READ COMMITTED whatever the server session's default: an advance runs only there
+     * (FL011), and a {@code default_transaction_isolation} another client of the pooler left on the server session (or
+     * one set for the role) would otherwise stop the new leader's first transaction. {@code SET TRANSACTION} is the
+     * transaction's first command, so nothing is left on the server session; pgjdbc sends BEGIN, it and the select
+     * in one message (one Sync), so it costs no round trip.
      */
     private OffsetDateTime enterTransaction(Connection c, FencingToken token) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT set_config('lock_timeout', ?, true),"
+        try (PreparedStatement ps = c.prepareStatement("SET TRANSACTION ISOLATION LEVEL READ COMMITTED;"
+                + " SELECT set_config('lock_timeout', ?, true),"
                 + " set_config('idle_in_transaction_session_timeout', ?, true), set_config('fencing.term', ?, true),"
                 + " set_config('fencing.resource', ?, true), set_config('fencing.leader_id', ?, true),"
                 + " set_config('fencing.break_glass', '', true), fencing.enter_transaction(?, ?, ?),"
@@ -484,7 +491,11 @@ final class WriterEngine {
             ps.setString(6, token.resource());
             ps.setLong(7, token.term());
             ps.setString(8, token.leaderId());
-            try (ResultSet rs = ps.executeQuery()) {
+            ps.execute();                                         // the SET's result: no rows
+            if (!ps.getMoreResults()) {
+                throw new SQLException("fencing: entering the transaction returned no row");
+            }
+            try (ResultSet rs = ps.getResultSet()) {
                 rs.next();
                 long mark = rs.getLong(7);
                 if (mark != token.term()) {

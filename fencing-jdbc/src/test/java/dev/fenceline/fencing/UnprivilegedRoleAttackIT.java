@@ -107,6 +107,19 @@ class UnprivilegedRoleAttackIT {
         return DriverManager.getConnection(db.jdbcUrl(), outsider, "");
     }
 
+    /**
+     * A temporary table {@code bait} on {@code c}'s session whose trigger calls the guard's slow path claiming a
+     * termless DELETE of {@code table}: every INSERT into {@code bait} makes that claim.
+     */
+    private static void claimDeletesFromBait(Connection c, String table) throws SQLException {
+        execute(c, "CREATE TEMPORARY TABLE bait (i int)",
+                "CREATE FUNCTION pg_temp.claim() RETURNS trigger LANGUAGE plpgsql AS $f$ BEGIN"
+                        + " PERFORM fencing.guard_slow('" + resourceOf(table) + "', 'public', '" + table + "',"
+                        + " 'DELETE', NULL);"
+                        + " RETURN NULL; END $f$",
+                "CREATE TRIGGER claim AFTER INSERT ON bait FOR EACH STATEMENT EXECUTE FUNCTION pg_temp.claim()");
+    }
+
     /** A pool of logins as the adversary role, straight to PostgreSQL. */
     private HikariDataSource directPool(String name) {
         return Databases.dataSource(DatabaseConfig.builder(db.jdbcUrl()).username(adversary.name())
@@ -350,10 +363,9 @@ class UnprivilegedRoleAttackIT {
     // ---- (b) a rejected write that leaves no audit row -----------------------------------------------------------
 
     /**
-     * A raw write carries its leader id in {@code fencing.leader_id}. {@code guard_slow} hands a term to
-     * {@code enter_at}, which checks the leader id's length (at most 200) before it looks at the term: a stale write
-     * with a 201-character leader id is refused with FL003 and audited nowhere (no row, no count, no WARNING), so a
-     * deposed writer can probe or retry stale writes without a trace.
+     * A raw write carries its leader id in {@code fencing.leader_id}. Were its length (at most 200) checked before the
+     * term, a stale write with a 201-character leader id would be refused with FL003 and audited nowhere (no row, no
+     * count, no WARNING), and a deposed writer could probe or retry stale writes without a trace.
      */
     @Test
     void aStaleRawWriteCarryingAnOverlongLeaderIdIsAuditedOnce() throws Exception {
@@ -375,27 +387,146 @@ class UnprivilegedRoleAttackIT {
     }
 
     /**
-     * {@code fencing.guard_slow} is executable by PUBLIC (a foreign-key cascade may reach a protected table as any
-     * owner) and refuses only calls outside a trigger ({@code pg_trigger_depth() = 0}). Any login can create a
+     * Where an overlong leader id would be accepted (an advance stores it with the mark) it is bad input: FL003 naming
+     * the setting, the limit and its length, the mark unchanged, and no fence lock left on the session. Offered with the
+     * mark's own term it is another leader's id than the holder's: a term conflict, rejected and audited once.
+     */
+    @Test
+    void anOverlongLeaderIdIsRefusedWhereItWouldBeAcceptedAndAuditedWhereItsTermIsRejected() throws Exception {
+        String table = table("long_leader_new");
+        String resource = resourceOf(table);
+        String overlong = "x".repeat(201);
+        try (Connection a = adversary.connect("overlong-leader")) {
+            Throwable advance = catchThrowable(() -> AdversaryRole.inTransaction(a,
+                    "SET LOCAL fencing.term = '6'", "SET LOCAL fencing.resource = '" + resource + "'",
+                    "SET LOCAL fencing.leader_id = '" + overlong + "'",
+                    "UPDATE " + table + " SET note = 'term 6' WHERE id = 1"));
+            assertThat(sqlState(advance)).as("%s", advance).isEqualTo("FL003");
+            assertThat(advance).hasMessageContaining("leader_id").hasMessageContaining("201 characters")
+                    .hasMessageContaining("at most 200");
+            Throwable session = catchThrowable(() -> query(a,
+                    "SELECT fencing.enter('" + resource + "', 6, '" + overlong + "')"));
+            assertThat(sqlState(session)).as("%s", session).isEqualTo("FL003");
+            assertThat(query(a, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()"))
+                    .as("fence locks left on the session").isEqualTo("0");
+            // The mark's term with no holder recorded: entering it would accept the id (FL003), the session lock
+            // taken for it is given back.
+            String unheld = "long_leader_unheld_" + TABLES.incrementAndGet();
+            Fixtures.sql(db, "CREATE TABLE " + unheld + " (id bigint PRIMARY KEY)",
+                    "SELECT fencing.protect_table('" + unheld + "', '" + resourceOf(unheld) + "')",
+                    "SELECT fencing.enter('" + resourceOf(unheld) + "', 5)");
+            Throwable atMark = catchThrowable(() -> query(a,
+                    "SELECT fencing.enter('" + resourceOf(unheld) + "', 5, '" + overlong + "')"));
+            assertThat(sqlState(atMark)).as("%s", atMark).isEqualTo("FL003");
+            assertThat(atMark).hasMessageContaining("201 characters");
+            assertThat(query(a, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()"))
+                    .as("fence locks left on the session after entering the mark's term").isEqualTo("0");
+            assertThat(query(a, "SELECT fencing.enter('" + resource + "', 4, '" + overlong + "')"))
+                    .as("a stale session entering returns the mark").isEqualTo("5");
+            Throwable conflict = catchThrowable(() -> AdversaryRole.inTransaction(a,
+                    "SET LOCAL fencing.term = '5'", "SET LOCAL fencing.leader_id = '" + overlong + "'",
+                    "UPDATE " + table + " SET note = 'term 5, overlong leader' WHERE id = 1"));
+            assertThat(sqlState(conflict)).as("%s", conflict).isEqualTo("FL001");
+        }
+        assertThat(mark(db, resource)).isEqualTo(5);
+        assertThat(note(table, 1)).isEqualTo("initial");
+        assertThat(count(db, "SELECT count(*) FROM fencing.rejected_write WHERE resource = '" + resource
+                + "' AND reason = 'term_conflict' AND leader_id = repeat('x', 200)")).isOne();
+        assertThat(audits(resource)).isOne();
+    }
+
+    /**
+     * Were {@code fencing.guard_slow} executable by PUBLIC (a foreign-key cascade may reach a protected table as any
+     * owner), refusing only calls outside a trigger ({@code pg_trigger_depth() = 0}), any login could create a
      * temporary table with a trigger of its own and call it from there, naming a protected table it may not even
-     * read: the audit then commits a {@code source = 'trigger'} row saying its DELETE of that table was refused, a
-     * statement PostgreSQL would have refused with 42501 before any trigger ran, and bumps the counter. (Rows from
-     * {@code fencing_app} calling the audit function itself are documented; this login is in no fencing role.)
+     * read: the audit would commit a {@code source = 'trigger'} row saying its DELETE of that table was refused, a
+     * statement PostgreSQL would have refused with 42501 before any trigger ran, and bump the counter. Only the guard,
+     * running as the fencing owner, may call it. (Rows from {@code fencing_app} calling the audit function itself are
+     * documented; this login is in no fencing role.)
      */
     @Test
     void aLoginOutsideTheFencingRolesCannotAddTriggerAuditRowsForATableItMayNotWrite() throws Exception {
         String table = table("forged_row");
         String resource = resourceOf(table);
         try (Connection outside = connectAsOutsider()) {
-            execute(outside, "CREATE TEMPORARY TABLE bait (i int)",
-                    "CREATE FUNCTION pg_temp.claim() RETURNS trigger LANGUAGE plpgsql AS $f$ BEGIN"
-                            + " PERFORM fencing.guard_slow('" + resource + "', 'public', '" + table + "',"
-                            + " 'DELETE', NULL);"
-                            + " RETURN NULL; END $f$",
-                    "CREATE TRIGGER claim AFTER INSERT ON bait FOR EACH STATEMENT EXECUTE FUNCTION pg_temp.claim()");
+            claimDeletesFromBait(outside, table);
             Throwable claim = catchThrowable(() -> execute(outside, "INSERT INTO bait VALUES (1)"));
             assertThat(audits(resource)).as("audit rows after a login without any right on %s called the guard's"
                     + " slow path from its own trigger (%s)", table, claim).isZero();
+        }
+    }
+
+    /**
+     * The table's write lock is no proof of a write: PostgreSQL takes it when it parses a statement and checks the
+     * right only when it runs one, so {@code PREPARE} (or a function body being validated) leaves a login without any
+     * right holding ROW EXCLUSIVE on the table until its transaction ends. From a trigger of its own it then still
+     * must not get an audit row, or a count, for that table.
+     */
+    @Test
+    void aLoginOutsideTheFencingRolesHoldingTheTablesWriteLockFromAPreparedStatementCannotAddTriggerAuditRows()
+            throws Exception {
+        String table = table("forged_lock");
+        String resource = resourceOf(table);
+        long countedBefore = count(db, "SELECT sum(trigger_counted) FROM fencing.rejection_counts");
+        try (Connection outside = connectAsOutsider()) {
+            claimDeletesFromBait(outside, table);
+            Throwable claim = catchThrowable(() -> AdversaryRole.inTransaction(outside,
+                    "PREPARE parsed_only AS DELETE FROM " + table, "INSERT INTO bait VALUES (1)"));
+            assertThat(claim).as("the forged call").isNotNull();
+            assertThat(audits(resource)).as("audit rows after %s", claim).isZero();
+        }
+        assertThat(count(db, "SELECT sum(trigger_counted) FROM fencing.rejection_counts")).isEqualTo(countedBefore);
+    }
+
+    /**
+     * The guard itself ({@code fencing.guard()}, PL/pgSQL or native) is the other way into the slow path: attached to
+     * a temporary table of the caller's, its arguments could name any resource. Only its owner may attach it (a
+     * trigger that fires needs no EXECUTE right, one being created does), so neither a login outside the fencing roles
+     * nor a {@code fencing_app} login can, and nothing is audited or counted.
+     */
+    @Test
+    void noLoginButTheGuardsOwnerCanAttachTheGuardToATableOfItsOwn() throws Exception {
+        String table = table("forged_guard");
+        String resource = resourceOf(table);
+        long countedBefore = count(db, "SELECT sum(trigger_counted) FROM fencing.rejection_counts");
+        String attach = "CREATE TRIGGER claim BEFORE INSERT ON bait FOR EACH STATEMENT EXECUTE FUNCTION fencing.guard("
+                + "'fencing.entered_" + lockKey(resource) + "', '" + resource + "')";
+        try (Connection outside = connectAsOutsider(); Connection app = adversary.connect("guard-attacher")) {
+            for (Connection c : new Connection[] {outside, app}) {
+                execute(c, "CREATE TEMPORARY TABLE bait (i int)");
+                Throwable attached = catchThrowable(() -> execute(c, attach));
+                assertThat(sqlState(attached)).as("%s", attached).isEqualTo("42501");
+                Throwable insert = catchThrowable(() -> execute(c, "INSERT INTO bait VALUES (1)"));
+                assertThat(insert).isNull();
+            }
+        }
+        assertThat(audits(resource)).isZero();
+        assertThat(count(db, "SELECT sum(trigger_counted) FROM fencing.rejection_counts")).isEqualTo(countedBefore);
+    }
+
+    /**
+     * A second service may write a protected table (its own grants) without being in any fencing role: its write
+     * without a term is still rejected with FL002 and audited once, not refused for a missing right on the fencing
+     * functions.
+     */
+    @Test
+    void aLoginOutsideTheFencingRolesThatMayWriteAProtectedTableIsRejectedWithoutATermAndAuditedOnce()
+            throws Exception {
+        String table = table("second_service");
+        String resource = resourceOf(table);
+        String service = "fence_service_" + ProcessHandle.current().pid();
+        Fixtures.sql(db, "CREATE ROLE " + service + " LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE",
+                "GRANT SELECT, UPDATE ON " + table + " TO " + service);
+        try {
+            try (Connection svc = DriverManager.getConnection(db.jdbcUrl(), service, "")) {
+                Throwable write = catchThrowable(() -> execute(svc,
+                        "UPDATE " + table + " SET note = 'no term' WHERE id = 1"));
+                assertThat(sqlState(write)).as("%s", write).isEqualTo("FL002");
+            }
+            assertThat(audits(resource)).isOne();
+            assertThat(note(table, 1)).isEqualTo("initial");
+        } finally {
+            Fixtures.sql(db, "DROP OWNED BY " + service, "DROP ROLE " + service);
         }
     }
 
