@@ -4,10 +4,12 @@
 package dev.fenceline.db.generated;
 
 
+import dev.fenceline.db.generated.routines.CheckLeaderId;
 import dev.fenceline.db.generated.routines.ClearFenceSquatters;
 import dev.fenceline.db.generated.routines.Enter;
 import dev.fenceline.db.generated.routines.EnterTransaction;
 import dev.fenceline.db.generated.routines.GuardImplementation;
+import dev.fenceline.db.generated.routines.LeaderIdFits;
 import dev.fenceline.db.generated.routines.RecordRejection;
 import dev.fenceline.db.generated.routines.RegisterResource;
 import dev.fenceline.db.generated.routines.TakeFenceShare;
@@ -24,6 +26,19 @@ import org.jooq.JSONB;
  */
 @SuppressWarnings({ "all", "unchecked", "rawtypes" })
 public class Routines {
+
+    /**
+     * Call <code>fencing.check_leader_id</code>
+     */
+    public static void checkLeaderId(
+          Configuration configuration
+        , String pLeaderId
+    ) {
+        CheckLeaderId p = new CheckLeaderId();
+        p.setPLeaderId(pLeaderId);
+
+        p.execute(configuration);
+    }
 
     /**
      * Call <code>fencing.clear_fence_squatters</code>
@@ -180,6 +195,44 @@ public class Routines {
      */
     public static Field<String> guardImplementation() {
         GuardImplementation f = new GuardImplementation();
+
+        return f.asField();
+    }
+
+    /**
+     * Call <code>fencing.leader_id_fits</code>
+     */
+    public static Boolean leaderIdFits(
+          Configuration configuration
+        , String pLeaderId
+    ) {
+        LeaderIdFits f = new LeaderIdFits();
+        f.setPLeaderId(pLeaderId);
+
+        f.execute(configuration);
+        return f.getReturnValue();
+    }
+
+    /**
+     * Get <code>fencing.leader_id_fits</code> as a field.
+     */
+    public static Field<Boolean> leaderIdFits(
+          String pLeaderId
+    ) {
+        LeaderIdFits f = new LeaderIdFits();
+        f.setPLeaderId(pLeaderId);
+
+        return f.asField();
+    }
+
+    /**
+     * Get <code>fencing.leader_id_fits</code> as a field.
+     */
+    public static Field<Boolean> leaderIdFits(
+          Field<String> pLeaderId
+    ) {
+        LeaderIdFits f = new LeaderIdFits();
+        f.setPLeaderId(pLeaderId);
 
         return f.asField();
     }
