@@ -1,0 +1,158 @@
+package dev.fenceline.fencing;
+
+import static dev.fenceline.fencing.AdversaryRole.FENCE_LOCK_NAMESPACE;
+import static dev.fenceline.fencing.AdversaryRole.execute;
+import static dev.fenceline.fencing.AdversaryRole.mark;
+import static dev.fenceline.fencing.AdversaryRole.query;
+import static dev.fenceline.fencing.AdversaryRole.sqlState;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.fenceline.db.DatabaseConfig;
+import dev.fenceline.db.Databases;
+import dev.fenceline.testkit.TestDatabase;
+import dev.fenceline.testkit.junit.PostgresExtension;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * The fence-key squatter defence tells an advance in flight from a squatter by a ROW SHARE lock on
+ * {@code fencing.advancing}. That lock must be out of reach of every login but the fencing functions' owner; these
+ * tests take it the way any login can, and assert that the next term still advances and the current leader still
+ * commits.
+ *
+ * <p>Schema {@code fencing} is usable by PUBLIC (the guard needs it), and PostgreSQL locks a table named in a
+ * statement while it parses it, before it checks any table privilege: {@code SELECT ... FOR SHARE} is parsed with a
+ * ROW SHARE lock on the table. {@code PREPARE} parses and never executes, so no privilege check ever fails, and the
+ * lock stays until the transaction ends.
+ *
+ * <p>Each test has its own resource and table (mark 5, held by leader a). Nothing sleeps: a wait the fence should
+ * have bounded meets {@link AdversaryRole#QUERY_TIMEOUT_SECONDS} as a safety net, never as the assertion.
+ */
+@ExtendWith(PostgresExtension.class)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class FenceKeySquatterReviewIT {
+    private static final AtomicInteger TABLES = new AtomicInteger();
+    /** A statement any login may prepare: it locks fencing.advancing in ROW SHARE mode and is never executed. */
+    private static final String PREPARE_ADVANCING_MARK =
+            "PREPARE advancing_mark AS SELECT 1 FROM fencing.advancing FOR SHARE";
+
+    private TestDatabase db;
+    private AdversaryRole adversary;
+    private String outsider;
+
+    @BeforeAll
+    void setUp(TestDatabase db) {
+        this.db = db;
+        Fixtures.migrate(db);
+        // Short: an advance that cannot finish fails with FL005 after this, and the test reads that failure.
+        Fixtures.sql(db, "UPDATE fencing.settings SET value = '1s' WHERE name = 'advance_timeout'");
+        adversary = AdversaryRole.create(db);
+        outsider = "fence_key_outsider_" + ProcessHandle.current().pid();
+        Fixtures.sql(db, "CREATE ROLE " + outsider + " LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE");
+    }
+
+    @AfterAll
+    void tearDown() {
+        if (outsider != null) {
+            Fixtures.sql(db,
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = '" + outsider + "'",
+                    "DROP ROLE IF EXISTS " + outsider);
+        }
+        if (adversary != null) {
+            adversary.close();
+        }
+    }
+
+    /** A fresh resource at mark 5 (held by leader a) and its protected table; returns the table's name. */
+    private String table(String prefix) {
+        String table = prefix + "_" + TABLES.incrementAndGet();
+        adversary.protectedTable(table, resourceOf(table), 5, "a");
+        return table;
+    }
+
+    private static String resourceOf(String table) {
+        return table.replace('_', '-');
+    }
+
+    private String lockKey(String resource) {
+        return Fixtures.text(db, "SELECT lock_key FROM fencing.high_water_mark WHERE resource = '" + resource + "'");
+    }
+
+    /** A login that belongs to no fencing role and may not touch the table: only CONNECT, as PUBLIC has it. */
+    private Connection connectAsOutsider() throws SQLException {
+        return DriverManager.getConnection(db.jdbcUrl(), outsider, "");
+    }
+
+    /**
+     * Makes {@code squatter} look like an advance in flight: an open transaction holding a ROW SHARE lock on
+     * fencing.advancing (from a prepared, never executed statement) and the resource's fence key exclusively.
+     */
+    private void squatAsAnAdvance(Connection squatter, String resource) throws SQLException {
+        execute(squatter, "BEGIN", PREPARE_ADVANCING_MARK);
+        assertThat(query(squatter, "SELECT pg_try_advisory_lock(" + FENCE_LOCK_NAMESPACE + ", " + lockKey(resource)
+                + ")")).as("an outsider takes the fence lock exclusively").isEqualTo("t");
+        assertThat(query(squatter, "SELECT count(*) FROM pg_locks WHERE pid = pg_backend_pid() AND granted"
+                + " AND relation = 'fencing.advancing'::regclass AND mode = 'RowShareLock'"))
+                .as("the outsider holds the lock that marks an advance in flight").isEqualTo("1");
+    }
+
+    @Test
+    void aLoginOutsideTheFencingRolesCannotTakeTheLockThatMarksAnAdvanceInFlight() throws Exception {
+        try (Connection outsiderSession = connectAsOutsider()) {
+            Throwable prepare = catchThrowable(() -> execute(outsiderSession, "BEGIN", PREPARE_ADVANCING_MARK));
+            // Refused (the safe outcome): the aborted transaction holds nothing. Accepted: it must not hold the lock.
+            if (prepare == null) {
+                assertThat(query(outsiderSession, "SELECT count(*) FROM pg_locks WHERE pid = pg_backend_pid()"
+                        + " AND relation = 'fencing.advancing'::regclass AND mode = 'RowShareLock'"))
+                        .as("ROW SHARE locks on fencing.advancing held by a login outside the fencing roles")
+                        .isEqualTo("0");
+            }
+        }
+    }
+
+    @Test
+    void aLoginOutsideTheFencingRolesPosingAsAnAdvanceInFlightCannotStopTheNextTermsAdvance() throws Exception {
+        String table = table("advmark_advance");
+        String resource = resourceOf(table);
+        try (Connection squatter = connectAsOutsider(); Connection next = adversary.connect("leader-b")) {
+            squatAsAnAdvance(squatter, resource);
+            // lock_timeout as the writer's pools send it: entering first takes the key in SHARE mode.
+            Throwable advance = catchThrowable(() -> execute(next, "SET lock_timeout = '2s'",
+                    "SELECT fencing.enter('" + resource + "', 6, 'b')"));
+            assertThat(advance).as("the next term's advance while an outsider poses as an advance in flight"
+                    + " (SQLSTATE %s)", sqlState(advance)).isNull();
+            assertThat(mark(db, resource)).isEqualTo(6);
+        }
+    }
+
+    @Test
+    void aLoginOutsideTheFencingRolesPosingAsAnAdvanceInFlightCannotBlockTheCurrentLeadersTransactions()
+            throws Exception {
+        String table = table("advmark_leader");
+        String resource = resourceOf(table);
+        try (Connection squatter = connectAsOutsider();
+             HikariDataSource pool = Databases.dataSource(DatabaseConfig.builder(db.jdbcUrl())
+                     .username(adversary.name()).maximumPoolSize(1).applicationName("leader-a")
+                     .poolName("leader-a-" + TABLES.incrementAndGet()).lockTimeout(Duration.ofSeconds(2))
+                     .idleInTransactionSessionTimeout(Duration.ofSeconds(30)).build())) {
+            squatAsAnAdvance(squatter, resource);
+            FencedWriter leader = FencedWriter.create(pool, FencedWriterConfig.builder()
+                    .enterScope(EnterScope.TRANSACTION).lockTimeout(Duration.ofMillis(500)).build());
+            Throwable write = catchThrowable(() -> leader.run(FencingToken.of(resource, 5, "a"),
+                    ctx -> ctx.dsl().execute("UPDATE " + table + " SET note = 'leader a at 5' WHERE id = 1")));
+            assertThat(write).as("the current leader's transaction while an outsider poses as an advance in flight"
+                    + " (SQLSTATE %s)", sqlState(write)).isNull();
+        }
+        assertThat(Fixtures.text(db, "SELECT note FROM " + table + " WHERE id = 1")).isEqualTo("leader a at 5");
+    }
+}
