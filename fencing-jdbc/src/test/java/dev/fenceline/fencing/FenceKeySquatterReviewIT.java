@@ -16,8 +16,15 @@ import dev.fenceline.testkit.junit.PostgresExtension;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -49,6 +56,7 @@ class FenceKeySquatterReviewIT {
     private TestDatabase db;
     private AdversaryRole adversary;
     private String outsider;
+    private ExecutorService background;
 
     @BeforeAll
     void setUp(TestDatabase db) {
@@ -59,10 +67,15 @@ class FenceKeySquatterReviewIT {
         adversary = AdversaryRole.create(db);
         outsider = "fence_key_outsider_" + ProcessHandle.current().pid();
         Fixtures.sql(db, "CREATE ROLE " + outsider + " LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE");
+        background = Executors.newCachedThreadPool();
     }
 
     @AfterAll
-    void tearDown() {
+    void tearDown() throws InterruptedException {
+        if (background != null) {
+            background.shutdownNow();
+            background.awaitTermination(AdversaryRole.QUERY_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+        }
         if (outsider != null) {
             Fixtures.sql(db,
                     "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = '" + outsider + "'",
@@ -154,5 +167,72 @@ class FenceKeySquatterReviewIT {
                     + " (SQLSTATE %s)", sqlState(write)).isNull();
         }
         assertThat(Fixtures.text(db, "SELECT note FROM " + table + " WHERE id = 1")).isEqualTo("leader a at 5");
+    }
+
+    /**
+     * {@code clear_fence_squatters} reads pg_locks twice (the exclusive holders, then the ROW SHARE locks on
+     * fencing.advancing), and each read is its own picture of the lock table. An advance that starts or commits
+     * between the two reads holds the key in one picture and not the mark in the other, and is terminated as a
+     * squatter. A concurrent advance calls it every 5 ms, and so does every entering that finds the key taken; here
+     * it runs back to back (as the owner: the callers are SECURITY DEFINER) while one leader advances term after term.
+     */
+    @Test
+    void clearingFenceSquattersNeverTerminatesABackendThatIsAdvancing() throws Exception {
+        String table = table("advmark_clear");
+        String resource = resourceOf(table);
+        String key = lockKey(resource);
+        AtomicBoolean stop = new AtomicBoolean();
+        AtomicLong cleared = new AtomicLong();
+        CompletableFuture<Void> clearing = CompletableFuture.runAsync(() -> {
+            try (Connection owner = Fixtures.connect(db); Statement s = owner.createStatement()) {
+                while (!stop.get()) {
+                    s.execute("SELECT fencing.clear_fence_squatters(" + key + ")");
+                    cleared.incrementAndGet();
+                }
+            } catch (SQLException e) {
+                throw new IllegalStateException(e);
+            }
+        }, background);
+        int advances = 300;
+        int advanced = 0;
+        Throwable lost = null;
+        try (Connection leader = adversary.connect("leader-b")) {
+            execute(leader, "SET lock_timeout = '2s'");
+            for (long term = 6; term < 6 + advances && lost == null; term++) {
+                long t = term;
+                lost = catchThrowable(() -> execute(leader, "SELECT fencing.enter('" + resource + "', " + t + ", 'b')"));
+                if (lost == null) {
+                    advanced++;
+                }
+            }
+        } finally {
+            stop.set(true);
+            clearing.get(AdversaryRole.QUERY_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+        }
+        assertThat(lost).as("the leader's advance %s of %s, with %s clearings run alongside (SQLSTATE %s)",
+                advanced + 1, advances, cleared.get(), sqlState(lost)).isNull();
+        assertThat(mark(db, resource)).isEqualTo(5 + advances);
+    }
+
+    /**
+     * An advance first locks fencing.advancing, outside the loop bounded by advance_timeout and under the caller's
+     * lock_timeout (0, none, in psql and behind a transaction pooler). Whoever holds a conflicting lock on it (a DBA's
+     * {@code VACUUM FULL}, {@code ALTER TABLE} or {@code LOCK TABLE}, or one of those queued behind a login's
+     * parse-time lock) makes every advance wait without a bound. It must fail with FL005 within advance_timeout.
+     */
+    @Test
+    void anAdvanceWaitingForFencingAdvancingFailsWithinAdvanceTimeout() throws Exception {
+        String table = table("advmark_locked");
+        String resource = resourceOf(table);
+        try (Connection dba = Fixtures.connect(db); Connection next = adversary.connect("leader-b")) {
+            execute(dba, "BEGIN", "LOCK TABLE fencing.advancing IN ACCESS EXCLUSIVE MODE");
+            Throwable advance = catchThrowable(() -> execute(next, "SET lock_timeout = 0",
+                    "SELECT fencing.enter('" + resource + "', 6, 'b')"));
+            execute(dba, "ROLLBACK");
+            assertThat(sqlState(advance)).as("the advance's outcome while fencing.advancing is locked (1 s"
+                    + " advance_timeout; 57014 is the test's %s s safety net): %s",
+                    AdversaryRole.QUERY_TIMEOUT_SECONDS, advance).isEqualTo("FL005");
+            assertThat(mark(db, resource)).as("nothing changed").isEqualTo(5);
+        }
     }
 }
