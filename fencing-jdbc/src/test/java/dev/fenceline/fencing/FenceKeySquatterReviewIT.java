@@ -234,5 +234,4 @@ class FenceKeySquatterReviewIT {
                     AdversaryRole.QUERY_TIMEOUT_SECONDS, advance).isEqualTo("FL005");
             assertThat(mark(db, resource)).as("nothing changed").isEqualTo(5);
         }
-    }
-}
+    }}
