@@ -32,15 +32,15 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * The fence-key squatter defence tells an advance in flight from a squatter by a ROW SHARE lock on
- * {@code fencing.advancing}. That lock must be out of reach of every login but the fencing functions' owner; these
- * tests take it the way any login can, and assert that the next term still advances and the current leader still
- * commits.
+ * The fence-key squatter defence tells an advance in flight from a squatter that holds or awaits a resource's fence
+ * key exclusively, and terminates the squatter. These tests pose as an advance the ways any login can, and take the
+ * defence's side effects on real advances: the next term must still advance, the current leader must still commit,
+ * and no backend that is advancing may be terminated.
  *
  * <p>Schema {@code fencing} is usable by PUBLIC (the guard needs it), and PostgreSQL locks a table named in a
  * statement while it parses it, before it checks any table privilege: {@code SELECT ... FOR SHARE} is parsed with a
  * ROW SHARE lock on the table. {@code PREPARE} parses and never executes, so no privilege check ever fails, and the
- * lock stays until the transaction ends.
+ * lock stays until the transaction ends: a relation lock on {@code fencing.advancing} cannot mark an advance.
  *
  * <p>Each test has its own resource and table (mark 5, held by leader a). Nothing sleeps: a wait the fence should
  * have bounded meets {@link AdversaryRole#QUERY_TIMEOUT_SECONDS} as a safety net, never as the assertion.
@@ -157,11 +157,11 @@ class FenceKeySquatterReviewIT {
     }
 
     /**
-     * {@code clear_fence_squatters} reads pg_locks twice (the exclusive holders, then the ROW SHARE locks on
-     * fencing.advancing), and each read is its own picture of the lock table. An advance that starts or commits
-     * between the two reads holds the key in one picture and not the mark in the other, and is terminated as a
-     * squatter. A concurrent advance calls it every 5 ms, and so does every entering that finds the key taken; here
-     * it runs back to back (as the owner: the callers are SECURITY DEFINER) while one leader advances term after term.
+     * {@code clear_fence_squatters} runs whenever an entering finds the key taken, and every 5 ms in a concurrent
+     * advance's loop: here it runs back to back (as the owner: its callers are SECURITY DEFINER) while one leader
+     * advances term after term. It must never take that leader, holding the key between its mark and its commit, for a
+     * squatter (a mark read from pg_locks races the advance's start and commit; a row's xmax written by the advance's
+     * subtransaction is not an id pg_locks shows for the backend; a row the advance inserted is not visible yet).
      */
     @Test
     void clearingFenceSquattersNeverTerminatesABackendThatIsAdvancing() throws Exception {
