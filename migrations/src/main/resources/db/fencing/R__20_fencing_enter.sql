@@ -15,10 +15,11 @@
 --      transaction scope (fencing.enter_transaction, and the guard's own entering): the setting and the
 --        transaction-level shared lock end with the transaction. No client can release a transaction-level
 --        advisory lock early, and a PREPARED transaction keeps it. Nothing is left on a pooled server session.
---  * The advisory-lock space is open to every login, so a backend holding the key exclusively, or queued for it, is
---    an advance only if its transaction holds the key's row of fencing.advancing locked (no application role can; an
---    advance locks it before it tries the key, and never queues for the key). Any other such backend is squatting:
---    an advance, and an entering that finds the key taken, terminate it (fencing.clear_fence_squatters). A PREPARED
+--  * The advisory-lock space is open to every login. An advance locks its key's row of fencing.advancing (no
+--    application role can lock a row there) before it tries the key, never queues for the key, and holds both until
+--    its transaction ends. So while a transaction holds that row, no other advance holds the key, and while nobody
+--    holds it, nobody does: in either case a backend holding or queued for the key exclusively is squatting, and the
+--    advance, or an entering that finds the key taken, terminates it (fencing.clear_fence_squatters). A PREPARED
 --    transaction holding the key cannot be terminated: the advance fails with FL005 naming it (docs/dba-runbook.md).
 --  * An advance, before it moves the mark, (1) takes the exclusive lock, terminating every other backend that holds
 --    the shared lock; (2) locks the mark row, so entering transactions still open have ended; (3) terminates every
@@ -217,54 +218,78 @@ COMMENT ON FUNCTION fencing.warm_up_token() IS
 
 -- Moves the mark of p_resource up to p_term (called by enter_at with the mark read below p_term). Returns p_term, or
 -- the higher mark when another advance got there first (stale). Every wait is bounded by advance_timeout.
--- Terminates every backend that holds the resource's key exclusively without being an advance (its transaction does
--- not hold the key's row of fencing.advancing locked), or is queued for it exclusively (an advance never queues: it
--- only tries). Returns how many were signalled. pg_locks is read once (one consistent picture of the lock table:
--- the key's holders with their transaction ids), and a suspect is terminated only if a second read finds the same
--- transaction still holding or awaiting the key, so an advance that commits meanwhile is never mistaken for one.
--- A superuser's backend cannot be terminated by the owner and is left alone (administrators are out of scope); a
--- prepared transaction has no backend (see prepared_holding).
-CREATE OR REPLACE FUNCTION fencing.clear_fence_squatters(p_key bigint)
+DROP FUNCTION IF EXISTS fencing.clear_fence_squatters(bigint);   -- superseded: the caller says whether it advances
+
+-- Terminates every backend that holds the resource's key exclusively, or is queued for it exclusively, when none of
+-- them can be an advance: the caller is the advance holding the key's row of fencing.advancing (p_advancing), or
+-- nobody holds that row. Returns how many were signalled. For an entering, a suspect is terminated only when seen
+-- holding the key in the same transaction (virtual transaction id) in two reads of pg_locks 20 ms apart with the
+-- row free at both: an advance that commits releases its row a moment before its key, and must not be mistaken for
+-- a squatter then. A superuser's backend cannot be terminated by the owner and is left alone (administrators are out
+-- of scope); a prepared transaction has no backend (the advance's FL005 names it).
+CREATE OR REPLACE FUNCTION fencing.clear_fence_squatters(p_key bigint, p_advancing boolean)
 RETURNS integer
 LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
-  v_db      oid := (SELECT oid FROM pg_database WHERE datname = current_database());
-  v_suspect record;
-  v_killed  integer := 0;
+  v_db       oid := (SELECT oid FROM pg_database WHERE datname = current_database());
+  v_suspects text[];
+  v_pid      integer;
+  v_killed   integer := 0;
 BEGIN
-  FOR v_suspect IN
-    WITH locks AS MATERIALIZED (SELECT * FROM pg_locks),
-         key_holders AS (
-           SELECT k.pid, k.virtualtransaction, k.granted,
-                  (SELECT x.transactionid FROM locks x
-                    WHERE x.locktype = 'transactionid' AND x.virtualtransaction = k.virtualtransaction
-                      AND x.mode = 'ExclusiveLock' AND x.granted LIMIT 1) AS xid
-             FROM locks k
-            WHERE k.locktype = 'advisory' AND k.database = v_db AND k.classid = 1178946115::oid
-              AND k.objid = p_key::oid AND k.objsubid = 2 AND k.mode = 'ExclusiveLock'
-              AND k.pid IS NOT NULL AND k.pid <> pg_backend_pid())
-    SELECT h.pid, h.virtualtransaction FROM key_holders h
-     WHERE NOT h.granted OR h.xid IS NULL
-        OR NOT EXISTS (SELECT 1 FROM fencing.advancing a
-                        WHERE a.lock_key = p_key AND (a.xmax = h.xid OR a.xmin = h.xid))
-  LOOP
-    CONTINUE WHEN NOT EXISTS (SELECT 1 FROM pg_locks k
-                               WHERE k.locktype = 'advisory' AND k.database = v_db AND k.classid = 1178946115::oid
-                                 AND k.objid = p_key::oid AND k.objsubid = 2 AND k.mode = 'ExclusiveLock'
-                                 AND k.pid = v_suspect.pid AND k.virtualtransaction = v_suspect.virtualtransaction);
+  FOR v_round IN 1..CASE WHEN p_advancing THEN 1 ELSE 2 END LOOP
+    IF NOT p_advancing AND NOT fencing.advancing_row_free(p_key) THEN
+      RETURN 0;                          -- an advance is in flight: it clears the key itself
+    END IF;
+    v_suspects := (SELECT array_agg(l.pid || '/' || l.virtualtransaction) FROM pg_locks l
+                    WHERE l.locktype = 'advisory' AND l.database = v_db AND l.classid = 1178946115::oid
+                      AND l.objid = p_key::oid AND l.objsubid = 2 AND l.mode = 'ExclusiveLock'
+                      AND l.pid IS NOT NULL AND l.pid <> pg_backend_pid()
+                      AND (v_round = 1 OR (l.pid || '/' || l.virtualtransaction) = ANY (v_suspects)));
+    IF v_suspects IS NULL THEN
+      RETURN 0;
+    END IF;
+    IF v_round = 1 AND NOT p_advancing THEN
+      PERFORM pg_sleep(0.02);
+    END IF;
+  END LOOP;
+  FOREACH v_pid IN ARRAY (SELECT array_agg(split_part(x, '/', 1)::integer) FROM unnest(v_suspects) x) LOOP
     BEGIN
-      IF pg_terminate_backend(v_suspect.pid) THEN
+      IF pg_terminate_backend(v_pid) THEN
         v_killed := v_killed + 1;
-        RAISE LOG 'fencing: terminated backend % holding or awaiting fence lock key % exclusively without advancing', v_suspect.pid, p_key;
+        RAISE LOG 'fencing: terminated backend % holding or awaiting fence lock key % exclusively without advancing', v_pid, p_key;
       END IF;
     EXCEPTION WHEN insufficient_privilege THEN
       NULL;
     END;
   END LOOP;
   RETURN v_killed;
+END
+$fn$;
+
+-- True when no transaction holds the key's row of fencing.advancing, i.e. nobody is advancing the key (false as well
+-- when the row is missing). Probed with a share lock in a subtransaction that is rolled back, so the probe holds
+-- nothing afterwards (an advance must never wait for an entering's probe).
+CREATE OR REPLACE FUNCTION fencing.advancing_row_free(p_key bigint)
+RETURNS boolean
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+  v_free boolean := false;
+BEGIN
+  BEGIN
+    PERFORM set_config('lock_timeout', '100ms', true);   -- a lock on the whole table (VACUUM FULL): not free
+    PERFORM 1 FROM fencing.advancing WHERE lock_key = p_key FOR SHARE SKIP LOCKED;
+    v_free := FOUND;
+    RAISE EXCEPTION USING ERRCODE = 'FLP01';      -- roll the probe's row lock (and the lock_timeout) back
+  EXCEPTION WHEN SQLSTATE 'FLP01' OR lock_not_available THEN
+    NULL;
+  END;
+  RETURN v_free;
 END
 $fn$;
 
@@ -277,16 +302,24 @@ SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 BEGIN
-  IF p_session THEN
-    IF NOT pg_try_advisory_lock_shared(1178946115, p_key::integer) THEN
-      PERFORM fencing.clear_fence_squatters(p_key);
-      -- Blocks while an advance holds the exclusive lock; granted only after that advance's commit is visible.
-      PERFORM pg_advisory_lock_shared(1178946115, p_key::integer);
+  -- A squatter terminated may be replaced by another one: clear a bounded number of times, then wait.
+  FOR v_attempt IN 1..10 LOOP
+    IF p_session THEN
+      EXIT WHEN pg_try_advisory_lock_shared(1178946115, p_key::integer);
+    ELSE
+      EXIT WHEN pg_try_advisory_xact_lock_shared(1178946115, p_key::integer);
     END IF;
-  ELSIF NOT pg_try_advisory_xact_lock_shared(1178946115, p_key::integer) THEN
-    PERFORM fencing.clear_fence_squatters(p_key);
-    PERFORM pg_advisory_xact_lock_shared(1178946115, p_key::integer);   -- held until the transaction ends
-  END IF;
+    IF v_attempt = 10 OR fencing.clear_fence_squatters(p_key, false) = 0 THEN
+      -- Blocks while an advance holds the exclusive lock; granted only after that advance's commit is visible.
+      IF p_session THEN
+        PERFORM pg_advisory_lock_shared(1178946115, p_key::integer);
+      ELSE
+        PERFORM pg_advisory_xact_lock_shared(1178946115, p_key::integer);   -- held until the transaction ends
+      END IF;
+      EXIT;
+    END IF;
+    PERFORM pg_sleep(0.001);               -- the terminated backend releases the key when it has exited
+  END LOOP;
 END
 $fn$;
 
@@ -339,16 +372,33 @@ BEGIN
   --    First the mark of an advance in flight, which no application role can set (V8__fencing_advancing.sql): the
   --    key's row of fencing.advancing, locked by this transaction. Another advance of the key holds it until it
   --    ends: wait for it, within advance_timeout (the caller's lock_timeout may be none: psql, behind a pooler).
+  --    The row is polled (SKIP LOCKED); a lock on the whole table (a DBA's VACUUM FULL, LOCK TABLE) is waited for
+  --    within advance_timeout too, whatever the caller's lock_timeout (none in psql or behind a pooler).
   v_left_ms := greatest(1, (extract(epoch FROM v_deadline - clock_timestamp()) * 1000)::bigint);
   PERFORM set_config('lock_timeout', v_left_ms::text, true);
   BEGIN
-    INSERT INTO fencing.advancing (lock_key) VALUES (p_key) ON CONFLICT (lock_key) DO NOTHING;
-    PERFORM 1 FROM fencing.advancing WHERE lock_key = p_key FOR NO KEY UPDATE;
+    LOOP
+      PERFORM 1 FROM fencing.advancing WHERE lock_key = p_key FOR NO KEY UPDATE SKIP LOCKED;
+      EXIT WHEN FOUND;
+      IF NOT EXISTS (SELECT 1 FROM fencing.advancing WHERE lock_key = p_key) THEN
+        -- Not created with the resource (R__10_fencing_resources.sql creates every one): until this commits, others
+        -- see no row, and an entering then clears nothing (advancing_row_free is false).
+        INSERT INTO fencing.advancing (lock_key) VALUES (p_key) ON CONFLICT (lock_key) DO NOTHING;
+        CONTINUE;
+      END IF;
+      IF clock_timestamp() >= v_deadline THEN
+        RAISE EXCEPTION USING ERRCODE = 'FL005',
+          MESSAGE = format('fencing: cannot advance %s to term %s: another advance of it stayed in flight after advance_timeout %s',
+                           p_resource, p_term, v_timeout),
+          HINT = 'See pg_stat_activity for a transaction that advanced and stayed open; raise fencing.settings advance_timeout if advances need longer.';
+      END IF;
+      PERFORM pg_sleep(0.005);
+    END LOOP;
   EXCEPTION WHEN lock_not_available THEN
     RAISE EXCEPTION USING ERRCODE = 'FL005',
-      MESSAGE = format('fencing: cannot advance %s to term %s: another advance of it stayed in flight after advance_timeout %s',
+      MESSAGE = format('fencing: cannot advance %s to term %s: fencing.advancing stayed locked by another transaction after advance_timeout %s',
                        p_resource, p_term, v_timeout),
-      HINT = 'See pg_stat_activity for a transaction that advanced and stayed open; raise fencing.settings advance_timeout if advances need longer.';
+      HINT = 'A VACUUM FULL, ALTER TABLE or LOCK TABLE on fencing.advancing holds or awaits a conflicting lock; see pg_locks.';
   END;
   PERFORM set_config('lock_timeout', v_old_lt, true);
   LOOP
@@ -363,7 +413,7 @@ BEGIN
     END IF;
     -- Whoever holds or awaits the key exclusively is squatting: this advance holds the key's row of
     -- fencing.advancing, so no other advance can hold the key. Terminated (not counted: not of an older term).
-    PERFORM fencing.clear_fence_squatters(p_key);
+    PERFORM fencing.clear_fence_squatters(p_key, true);
     -- Still held exclusively: by a squatter on its way out, a prepared transaction or a superuser (FL005 names
     -- prepared ones at the deadline). Otherwise terminate the shared holders.
     IF NOT EXISTS (SELECT 1 FROM pg_locks l
@@ -700,7 +750,8 @@ REVOKE EXECUTE ON FUNCTION fencing.rejection_detail(text, bigint, bigint, boolea
   fencing.check_writers_transaction(timestamptz),
   fencing.advance(text, bigint, bigint, text, text, text),
   fencing.terminate_backend(integer, text, bigint),
-  fencing.clear_fence_squatters(bigint),
+  fencing.clear_fence_squatters(bigint, boolean),
+  fencing.advancing_row_free(bigint),
   fencing.take_fence_share(bigint, boolean),
   fencing.prepared_holding(text, bigint, boolean),
   fencing.enter_at(text, bigint, text, boolean, boolean, text, text),

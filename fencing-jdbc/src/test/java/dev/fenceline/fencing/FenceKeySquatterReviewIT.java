@@ -173,7 +173,7 @@ class FenceKeySquatterReviewIT {
         CompletableFuture<Void> clearing = CompletableFuture.runAsync(() -> {
             try (Connection owner = Fixtures.connect(db); Statement s = owner.createStatement()) {
                 while (!stop.get()) {
-                    s.execute("SELECT fencing.clear_fence_squatters(" + key + ")");
+                    s.execute("SELECT fencing.clear_fence_squatters(" + key + ", false)");
                     cleared.incrementAndGet();
                 }
             } catch (SQLException e) {

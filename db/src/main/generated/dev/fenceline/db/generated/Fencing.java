@@ -40,9 +40,8 @@ public class Fencing extends SchemaImpl {
     public static final Fencing FENCING = new Fencing();
 
     /**
-     * One row per fence key an advance ran for: an advance in flight holds its
-     * row locked (xmax = its transaction id), which no application role can do
-     * (see fencing.clear_fence_squatters).
+     * One row per fence key: an advance in flight holds its row locked, which
+     * no application role can do (see fencing.clear_fence_squatters).
      */
     public final Advancing ADVANCING = Advancing.ADVANCING;
 

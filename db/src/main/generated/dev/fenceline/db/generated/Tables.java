@@ -26,9 +26,8 @@ import dev.fenceline.db.generated.tables.UnprotectedChildren;
 public class Tables {
 
     /**
-     * One row per fence key an advance ran for: an advance in flight holds its
-     * row locked (xmax = its transaction id), which no application role can do
-     * (see fencing.clear_fence_squatters).
+     * One row per fence key: an advance in flight holds its row locked, which
+     * no application role can do (see fencing.clear_fence_squatters).
      */
     public static final Advancing ADVANCING = Advancing.ADVANCING;
 

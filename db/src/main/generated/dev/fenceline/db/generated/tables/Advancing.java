@@ -29,9 +29,8 @@ import org.jooq.impl.TableImpl;
 
 
 /**
- * One row per fence key an advance ran for: an advance in flight holds its row
- * locked (xmax = its transaction id), which no application role can do (see
- * fencing.clear_fence_squatters).
+ * One row per fence key: an advance in flight holds its row locked, which no
+ * application role can do (see fencing.clear_fence_squatters).
  */
 @SuppressWarnings({ "all", "unchecked", "rawtypes" })
 public class Advancing extends TableImpl<AdvancingRecord> {
@@ -61,7 +60,7 @@ public class Advancing extends TableImpl<AdvancingRecord> {
     }
 
     private Advancing(Name alias, Table<AdvancingRecord> aliased, Field<?>[] parameters, Condition where) {
-        super(alias, null, aliased, parameters, DSL.comment("One row per fence key an advance ran for: an advance in flight holds its row locked (xmax = its transaction id), which no application role can do (see fencing.clear_fence_squatters)."), TableOptions.table(), where);
+        super(alias, null, aliased, parameters, DSL.comment("One row per fence key: an advance in flight holds its row locked, which no application role can do (see fencing.clear_fence_squatters)."), TableOptions.table(), where);
     }
 
     /**

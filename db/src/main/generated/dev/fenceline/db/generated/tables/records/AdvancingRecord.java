@@ -11,9 +11,8 @@ import org.jooq.impl.UpdatableRecordImpl;
 
 
 /**
- * One row per fence key an advance ran for: an advance in flight holds its row
- * locked (xmax = its transaction id), which no application role can do (see
- * fencing.clear_fence_squatters).
+ * One row per fence key: an advance in flight holds its row locked, which no
+ * application role can do (see fencing.clear_fence_squatters).
  */
 @SuppressWarnings({ "all", "unchecked", "rawtypes" })
 public class AdvancingRecord extends UpdatableRecordImpl<AdvancingRecord> {
