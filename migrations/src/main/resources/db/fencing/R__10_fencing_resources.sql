@@ -41,22 +41,3 @@ $fn$;
 COMMENT ON FUNCTION fencing.register_resource(text) IS
   'Creates the high-water mark (at 0) for a resource if missing; returns its lock_key. Idempotent.';
 
-
--- Every resource's key has its row in fencing.advancing (V8__fencing_advancing.sql) from the moment the resource
--- exists, however it was created, and visible to all: an advance locks it, and "nobody holds it" must mean "nobody is
--- advancing", never "the row is not committed yet".
-CREATE OR REPLACE FUNCTION fencing.add_advancing_row()
-RETURNS trigger
-LANGUAGE plpgsql
-SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-AS $fn$
-BEGIN
-  INSERT INTO fencing.advancing (lock_key) VALUES (NEW.lock_key) ON CONFLICT (lock_key) DO NOTHING;
-  RETURN NULL;
-END
-$fn$;
-REVOKE ALL ON FUNCTION fencing.add_advancing_row() FROM PUBLIC;
-CREATE OR REPLACE TRIGGER advancing_row AFTER INSERT ON fencing.high_water_mark
-  FOR EACH ROW EXECUTE FUNCTION fencing.add_advancing_row();
-INSERT INTO fencing.advancing (lock_key) SELECT lock_key FROM fencing.high_water_mark ON CONFLICT (lock_key) DO NOTHING;

@@ -15,12 +15,12 @@
 --      transaction scope (fencing.enter_transaction, and the guard's own entering): the setting and the
 --        transaction-level shared lock end with the transaction. No client can release a transaction-level
 --        advisory lock early, and a PREPARED transaction keeps it. Nothing is left on a pooled server session.
---  * The advisory-lock space is open to every login. An advance locks its key's row of fencing.advancing (no
---    application role can lock a row there) before it tries the key, never queues for the key, and holds both until
---    its transaction ends. So while a transaction holds that row, no other advance holds the key, and while nobody
---    holds it, nobody does: in either case a backend holding or queued for the key exclusively is squatting, and the
---    advance, or an entering that finds the key taken, terminates it (fencing.clear_fence_squatters). A PREPARED
---    transaction holding the key cannot be terminated: the advance fails with FL005 naming it (docs/dba-runbook.md).
+--  * The advisory-lock space is open to every login. An advance locks fencing_private.advancing in ROW SHARE mode
+--    (nobody else can: a schema only the owner may use) before it tries the key, never queues for the key, and holds
+--    both until its transaction ends, when PostgreSQL releases them together. A backend that holds the key
+--    exclusively without that lock, or is queued for it, is squatting: the advance, and an entering that finds the
+--    key taken, terminate it (fencing.clear_fence_squatters). A PREPARED transaction holding the key cannot be
+--    terminated: the advance fails with FL005 naming it (docs/dba-runbook.md).
 --  * An advance, before it moves the mark, (1) takes the exclusive lock, terminating every other backend that holds
 --    the shared lock; (2) locks the mark row, so entering transactions still open have ended; (3) terminates every
 --    live backend registered for the resource, whatever locks it released, and waits until each has exited;
@@ -218,16 +218,17 @@ COMMENT ON FUNCTION fencing.warm_up_token() IS
 
 -- Moves the mark of p_resource up to p_term (called by enter_at with the mark read below p_term). Returns p_term, or
 -- the higher mark when another advance got there first (stale). Every wait is bounded by advance_timeout.
-DROP FUNCTION IF EXISTS fencing.clear_fence_squatters(bigint);   -- superseded: the caller says whether it advances
+DROP FUNCTION IF EXISTS fencing.clear_fence_squatters(bigint);   -- superseded
+DROP FUNCTION IF EXISTS fencing.clear_fence_squatters(bigint, boolean);
 
--- Terminates every backend that holds the resource's key exclusively, or is queued for it exclusively, when none of
--- them can be an advance: the caller is the advance holding the key's row of fencing.advancing (p_advancing), or
--- nobody holds that row. Returns how many were signalled. For an entering, a suspect is terminated only when seen
--- holding the key in the same transaction (virtual transaction id) in two reads of pg_locks 20 ms apart with the
--- row free at both: an advance that commits releases its row a moment before its key, and must not be mistaken for
--- a squatter then. A superuser's backend cannot be terminated by the owner and is left alone (administrators are out
--- of scope); a prepared transaction has no backend (the advance's FL005 names it).
-CREATE OR REPLACE FUNCTION fencing.clear_fence_squatters(p_key bigint, p_advancing boolean)
+-- Terminates every backend that holds the resource's key exclusively without being an advance (no ROW SHARE lock on
+-- fencing_private.advancing in the same read of pg_locks), or is queued for it exclusively (an advance never queues:
+-- it only tries). Returns how many were signalled. A suspect is terminated only when found so in two reads 20 ms
+-- apart: an advance ending releases its locks one by one, and must not be taken for a squatter in between. Suspects
+-- are backends (pids), not transactions: pg_locks shows a session-level lock under its backend's current transaction,
+-- which changes with every statement a squatter sends. A superuser's backend cannot be terminated by the owner and is
+-- left alone (administrators are out of scope); a prepared transaction has no backend (the advance's FL005 names it).
+CREATE OR REPLACE FUNCTION fencing.clear_fence_squatters(p_key bigint)
 RETURNS integer
 LANGUAGE plpgsql
 SECURITY DEFINER
@@ -235,27 +236,29 @@ SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
   v_db       oid := (SELECT oid FROM pg_database WHERE datname = current_database());
-  v_suspects text[];
+  v_marker   oid := 'fencing_private.advancing'::regclass;
+  v_suspects integer[];
   v_pid      integer;
   v_killed   integer := 0;
 BEGIN
-  FOR v_round IN 1..CASE WHEN p_advancing THEN 1 ELSE 2 END LOOP
-    IF NOT p_advancing AND NOT fencing.advancing_row_free(p_key) THEN
-      RETURN 0;                          -- an advance is in flight: it clears the key itself
-    END IF;
-    v_suspects := (SELECT array_agg(l.pid || '/' || l.virtualtransaction) FROM pg_locks l
-                    WHERE l.locktype = 'advisory' AND l.database = v_db AND l.classid = 1178946115::oid
-                      AND l.objid = p_key::oid AND l.objsubid = 2 AND l.mode = 'ExclusiveLock'
-                      AND l.pid IS NOT NULL AND l.pid <> pg_backend_pid()
-                      AND (v_round = 1 OR (l.pid || '/' || l.virtualtransaction) = ANY (v_suspects)));
+  FOR v_round IN 1..2 LOOP
+    WITH locks AS MATERIALIZED (SELECT * FROM pg_locks)   -- one consistent picture of the lock table
+    SELECT array_agg(DISTINCT k.pid) INTO v_suspects FROM locks k
+     WHERE k.locktype = 'advisory' AND k.database = v_db AND k.classid = 1178946115::oid AND k.objid = p_key::oid
+       AND k.objsubid = 2 AND k.mode = 'ExclusiveLock' AND k.pid IS NOT NULL AND k.pid <> pg_backend_pid()
+       AND (NOT k.granted
+            OR NOT EXISTS (SELECT 1 FROM locks a
+                            WHERE a.locktype = 'relation' AND a.database = v_db AND a.relation = v_marker
+                              AND a.pid = k.pid AND a.mode = 'RowShareLock' AND a.granted))
+       AND (v_round = 1 OR k.pid = ANY (v_suspects));
     IF v_suspects IS NULL THEN
       RETURN 0;
     END IF;
-    IF v_round = 1 AND NOT p_advancing THEN
+    IF v_round = 1 THEN
       PERFORM pg_sleep(0.02);
     END IF;
   END LOOP;
-  FOREACH v_pid IN ARRAY (SELECT array_agg(split_part(x, '/', 1)::integer) FROM unnest(v_suspects) x) LOOP
+  FOREACH v_pid IN ARRAY v_suspects LOOP
     BEGIN
       IF pg_terminate_backend(v_pid) THEN
         v_killed := v_killed + 1;
@@ -269,30 +272,6 @@ BEGIN
 END
 $fn$;
 
--- True when no transaction holds the key's row of fencing.advancing, i.e. nobody is advancing the key (false as well
--- when the row is missing). Probed with a share lock in a subtransaction that is rolled back, so the probe holds
--- nothing afterwards (an advance must never wait for an entering's probe).
-CREATE OR REPLACE FUNCTION fencing.advancing_row_free(p_key bigint)
-RETURNS boolean
-LANGUAGE plpgsql
-SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-AS $fn$
-DECLARE
-  v_free boolean := false;
-BEGIN
-  BEGIN
-    PERFORM set_config('lock_timeout', '100ms', true);   -- a lock on the whole table (VACUUM FULL): not free
-    PERFORM 1 FROM fencing.advancing WHERE lock_key = p_key FOR SHARE SKIP LOCKED;
-    v_free := FOUND;
-    RAISE EXCEPTION USING ERRCODE = 'FLP01';      -- roll the probe's row lock (and the lock_timeout) back
-  EXCEPTION WHEN SQLSTATE 'FLP01' OR lock_not_available THEN
-    NULL;
-  END;
-  RETURN v_free;
-END
-$fn$;
-
 -- Takes the resource's shared fence lock (session- or transaction-level), waiting only for a real advance: a squatter
 -- in the way is terminated first (clear_fence_squatters). Waits are bounded by the caller's lock_timeout.
 CREATE OR REPLACE FUNCTION fencing.take_fence_share(p_key bigint, p_session boolean)
@@ -301,6 +280,9 @@ LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $fn$
+DECLARE
+  v_saved text;
+  v_taken boolean := false;
 BEGIN
   -- A squatter terminated may be replaced by another one: clear a bounded number of times, then wait.
   FOR v_attempt IN 1..10 LOOP
@@ -309,7 +291,7 @@ BEGIN
     ELSE
       EXIT WHEN pg_try_advisory_xact_lock_shared(1178946115, p_key::integer);
     END IF;
-    IF v_attempt = 10 OR fencing.clear_fence_squatters(p_key, false) = 0 THEN
+    IF v_attempt = 10 OR fencing.clear_fence_squatters(p_key) = 0 THEN
       -- Blocks while an advance holds the exclusive lock; granted only after that advance's commit is visible.
       IF p_session THEN
         PERFORM pg_advisory_lock_shared(1178946115, p_key::integer);
@@ -318,7 +300,22 @@ BEGIN
       END IF;
       EXIT;
     END IF;
-    PERFORM pg_sleep(0.001);               -- the terminated backend releases the key when it has exited
+    -- Squatters were terminated: queue for the key at once (a queued request makes the next squatter's conditional
+    -- try fail) for a short while, until they have exited; then look again.
+    v_saved := current_setting('lock_timeout');
+    BEGIN
+      PERFORM set_config('lock_timeout', '50ms', true);
+      IF p_session THEN
+        PERFORM pg_advisory_lock_shared(1178946115, p_key::integer);
+      ELSE
+        PERFORM pg_advisory_xact_lock_shared(1178946115, p_key::integer);   -- kept: the block ends normally
+      END IF;
+      v_taken := true;
+    EXCEPTION WHEN lock_not_available THEN
+      NULL;                                  -- the block is undone, lock_timeout with it
+    END;
+    PERFORM set_config('lock_timeout', v_saved, true);
+    EXIT WHEN v_taken;
   END LOOP;
 END
 $fn$;
@@ -369,36 +366,18 @@ BEGIN
   END IF;
 
   -- 1. The exclusive lock: no other backend holds the shared one (session- or transaction-level) once we have it.
-  --    First the mark of an advance in flight, which no application role can set (V8__fencing_advancing.sql): the
-  --    key's row of fencing.advancing, locked by this transaction. Another advance of the key holds it until it
-  --    ends: wait for it, within advance_timeout (the caller's lock_timeout may be none: psql, behind a pooler).
-  --    The row is polled (SKIP LOCKED); a lock on the whole table (a DBA's VACUUM FULL, LOCK TABLE) is waited for
-  --    within advance_timeout too, whatever the caller's lock_timeout (none in psql or behind a pooler).
+  --    First the mark of an advance in flight, which nobody else can take (V8__fencing_advancing.sql). A lock on the
+  --    whole table (a DBA's VACUUM FULL, LOCK TABLE) is waited for within advance_timeout, whatever the caller's
+  --    lock_timeout (none in psql or behind a pooler).
   v_left_ms := greatest(1, (extract(epoch FROM v_deadline - clock_timestamp()) * 1000)::bigint);
   PERFORM set_config('lock_timeout', v_left_ms::text, true);
   BEGIN
-    LOOP
-      PERFORM 1 FROM fencing.advancing WHERE lock_key = p_key FOR NO KEY UPDATE SKIP LOCKED;
-      EXIT WHEN FOUND;
-      IF NOT EXISTS (SELECT 1 FROM fencing.advancing WHERE lock_key = p_key) THEN
-        -- Not created with the resource (R__10_fencing_resources.sql creates every one): until this commits, others
-        -- see no row, and an entering then clears nothing (advancing_row_free is false).
-        INSERT INTO fencing.advancing (lock_key) VALUES (p_key) ON CONFLICT (lock_key) DO NOTHING;
-        CONTINUE;
-      END IF;
-      IF clock_timestamp() >= v_deadline THEN
-        RAISE EXCEPTION USING ERRCODE = 'FL005',
-          MESSAGE = format('fencing: cannot advance %s to term %s: another advance of it stayed in flight after advance_timeout %s',
-                           p_resource, p_term, v_timeout),
-          HINT = 'See pg_stat_activity for a transaction that advanced and stayed open; raise fencing.settings advance_timeout if advances need longer.';
-      END IF;
-      PERFORM pg_sleep(0.005);
-    END LOOP;
+    LOCK TABLE fencing_private.advancing IN ROW SHARE MODE;
   EXCEPTION WHEN lock_not_available THEN
     RAISE EXCEPTION USING ERRCODE = 'FL005',
-      MESSAGE = format('fencing: cannot advance %s to term %s: fencing.advancing stayed locked by another transaction after advance_timeout %s',
+      MESSAGE = format('fencing: cannot advance %s to term %s: fencing_private.advancing stayed locked by another transaction after advance_timeout %s',
                        p_resource, p_term, v_timeout),
-      HINT = 'A VACUUM FULL, ALTER TABLE or LOCK TABLE on fencing.advancing holds or awaits a conflicting lock; see pg_locks.';
+      HINT = 'A VACUUM FULL, ALTER TABLE or LOCK TABLE on fencing_private.advancing holds or awaits a conflicting lock; see pg_locks.';
   END;
   PERFORM set_config('lock_timeout', v_old_lt, true);
   LOOP
@@ -411,14 +390,19 @@ BEGIN
         HINT = CASE WHEN v_prepared IS NULL THEN 'See fencing.entered_sessions; raise fencing.settings advance_timeout if backends need longer to exit.'
                     ELSE 'A prepared transaction of an older term must be resolved first: COMMIT PREPARED or ROLLBACK PREPARED it (its transaction manager normally does).' END;
     END IF;
-    -- Whoever holds or awaits the key exclusively is squatting: this advance holds the key's row of
-    -- fencing.advancing, so no other advance can hold the key. Terminated (not counted: not of an older term).
-    PERFORM fencing.clear_fence_squatters(p_key, true);
-    -- Still held exclusively: by a squatter on its way out, a prepared transaction or a superuser (FL005 names
-    -- prepared ones at the deadline). Otherwise terminate the shared holders.
+    -- Whoever holds or awaits the key exclusively without being an advance is squatting: terminated (not counted in
+    -- term_history: not a session of an older term).
+    PERFORM fencing.clear_fence_squatters(p_key);
+    -- While another advance is in flight (it holds the exclusive lock and the mark), wait for it instead of
+    -- interfering. A squatter on its way out, a prepared one or a superuser's is not one: shared holders are
+    -- terminated meanwhile (FL005 names prepared holders at the deadline).
     IF NOT EXISTS (SELECT 1 FROM pg_locks l
                     WHERE l.locktype = 'advisory' AND l.database = v_db AND l.classid = c_ns::oid AND l.objid = p_key::oid
-                      AND l.objsubid = 2 AND l.mode = 'ExclusiveLock' AND l.granted AND l.pid IS DISTINCT FROM pg_backend_pid()) THEN
+                      AND l.objsubid = 2 AND l.mode = 'ExclusiveLock' AND l.granted AND l.pid IS DISTINCT FROM pg_backend_pid()
+                      AND EXISTS (SELECT 1 FROM pg_locks a
+                                   WHERE a.locktype = 'relation' AND a.database = v_db AND a.pid = l.pid
+                                     AND a.relation = 'fencing_private.advancing'::regclass AND a.mode = 'RowShareLock'
+                                     AND a.granted)) THEN
       IF (SELECT highest_accepted FROM fencing.high_water_mark WHERE resource = p_resource) >= p_term THEN
         RETURN (SELECT highest_accepted FROM fencing.high_water_mark WHERE resource = p_resource);   -- someone got there first
       END IF;
@@ -750,8 +734,7 @@ REVOKE EXECUTE ON FUNCTION fencing.rejection_detail(text, bigint, bigint, boolea
   fencing.check_writers_transaction(timestamptz),
   fencing.advance(text, bigint, bigint, text, text, text),
   fencing.terminate_backend(integer, text, bigint),
-  fencing.clear_fence_squatters(bigint, boolean),
-  fencing.advancing_row_free(bigint),
+  fencing.clear_fence_squatters(bigint),
   fencing.take_fence_share(bigint, boolean),
   fencing.prepared_holding(text, bigint, boolean),
   fencing.enter_at(text, bigint, text, boolean, boolean, text, text),

@@ -2,16 +2,17 @@
 --
 -- The fence's lock (1178946115, lock_key) lives in the advisory-lock space every login may use: a login outside the
 -- fencing roles can hold a resource's key exclusively, or queue for it, and would block every entering and look like
--- an advance in flight. An advance (fencing.advance(), R__20_fencing_enter.sql) therefore first locks its key's row
--- here (FOR NO KEY UPDATE, in its own transaction), before it tries the key, and keeps that row lock until its
--- transaction ends. Nobody but the owner has any privilege on this table, so no other transaction can lock a row of
--- it (a row lock needs UPDATE; a relation lock would not do: parsing a prepared SELECT ... FOR SHARE takes one without
--- any privilege). While nobody holds a key's row, nobody is advancing it, and whoever holds or queues for the key
--- exclusively is squatting (fencing.clear_fence_squatters). The rows are created with the resources
--- (R__10_fencing_resources.sql), so that an advance never has to insert one that others cannot see yet.
-CREATE TABLE IF NOT EXISTS fencing.advancing (
-  lock_key bigint PRIMARY KEY
-);
-REVOKE ALL ON fencing.advancing FROM PUBLIC;
-COMMENT ON TABLE fencing.advancing IS
-  'One row per fence key: an advance in flight holds its row locked, which no application role can do (see fencing.clear_fence_squatters).';
+-- an advance in flight. An advance (fencing.advance(), R__20_fencing_enter.sql) therefore locks this table in ROW
+-- SHARE mode before it tries the key, and holds both until its transaction ends; PostgreSQL releases the two together
+-- at the end, so one read of pg_locks shows an advance holding both. A backend holding or queued for a key
+-- exclusively without this lock is squatting (fencing.clear_fence_squatters).
+-- Nobody but the owner may lock this table: it lives in a schema only the owner may use. PostgreSQL locks a table it
+-- is told to name before it checks some privileges (parsing a prepared SELECT ... FOR SHARE takes ROW SHARE, CREATE
+-- RULE queues ACCESS EXCLUSIVE), but naming it needs USAGE on its schema, which is checked first.
+-- The table never holds rows.
+CREATE SCHEMA IF NOT EXISTS fencing_private;
+REVOKE ALL ON SCHEMA fencing_private FROM PUBLIC;
+CREATE TABLE IF NOT EXISTS fencing_private.advancing ();
+REVOKE ALL ON fencing_private.advancing FROM PUBLIC;
+COMMENT ON TABLE fencing_private.advancing IS
+  'Never holds rows: an advance in flight holds a ROW SHARE lock on it, which nobody but the owner can take (see fencing.clear_fence_squatters).';

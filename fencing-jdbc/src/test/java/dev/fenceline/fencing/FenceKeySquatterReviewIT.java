@@ -40,7 +40,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * <p>Schema {@code fencing} is usable by PUBLIC (the guard needs it), and PostgreSQL locks a table named in a
  * statement while it parses it, before it checks any table privilege: {@code SELECT ... FOR SHARE} is parsed with a
  * ROW SHARE lock on the table. {@code PREPARE} parses and never executes, so no privilege check ever fails, and the
- * lock stays until the transaction ends: a relation lock on {@code fencing.advancing} cannot mark an advance.
+ * lock stays until the transaction ends: a relation lock on the table that marks advances cannot mark an advance, and
+ * that table lives in a schema only the owner may use ({@code fencing_private}), so no login can even name it.
  *
  * <p>Each test has its own resource and table (mark 5, held by leader a). Nothing sleeps: a wait the fence should
  * have bounded meets {@link AdversaryRole#QUERY_TIMEOUT_SECONDS} as a safety net, never as the assertion.
@@ -49,9 +50,9 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class FenceKeySquatterReviewIT {
     private static final AtomicInteger TABLES = new AtomicInteger();
-    /** A statement any login may prepare: it locks fencing.advancing in ROW SHARE mode and is never executed. */
+    /** A statement any login may prepare: it locks fencing_private.advancing in ROW SHARE mode and is never executed. */
     private static final String PREPARE_ADVANCING_MARK =
-            "PREPARE advancing_mark AS SELECT 1 FROM fencing.advancing FOR SHARE";
+            "PREPARE advancing_mark AS SELECT 1 FROM fencing_private.advancing FOR SHARE";
 
     private TestDatabase db;
     private AdversaryRole adversary;
@@ -108,7 +109,7 @@ class FenceKeySquatterReviewIT {
 
     /**
      * Makes {@code squatter} look like an advance in flight: an open transaction holding a ROW SHARE lock on
-     * fencing.advancing (from a prepared, never executed statement, when PostgreSQL lets it) and the resource's fence
+     * fencing_private.advancing (from a prepared, never executed statement, when PostgreSQL lets it) and the resource's fence
      * key exclusively.
      */
     private void squatAsAnAdvance(Connection squatter, String resource) throws SQLException {
@@ -157,6 +158,61 @@ class FenceKeySquatterReviewIT {
     }
 
     /**
+     * A squatter that keeps sending statements: pg_locks shows its session-level lock under a new transaction with
+     * every statement, so recognising it by transaction would never see the same one twice.
+     */
+    @Test
+    void aBusyLoginOutsideTheFencingRolesHoldingTheFenceLockCannotBlockTheCurrentLeadersTransactions()
+            throws Exception {
+        String table = table("busy_squatter");
+        String resource = resourceOf(table);
+        AtomicBoolean stop = new AtomicBoolean();
+        try (Connection squatter = connectAsOutsider();
+             HikariDataSource pool = Databases.dataSource(DatabaseConfig.builder(db.jdbcUrl())
+                     .username(adversary.name()).maximumPoolSize(1).applicationName("leader-a")
+                     .poolName("leader-a-" + TABLES.incrementAndGet()).lockTimeout(Duration.ofSeconds(2))
+                     .idleInTransactionSessionTimeout(Duration.ofSeconds(30)).build())) {
+            assertThat(query(squatter, "SELECT pg_try_advisory_lock(" + FENCE_LOCK_NAMESPACE + ", "
+                    + lockKey(resource) + ")")).isEqualTo("t");
+            CompletableFuture<Void> busy = CompletableFuture.runAsync(() -> {
+                long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(AdversaryRole.QUERY_TIMEOUT_SECONDS);
+                try (Statement st = squatter.createStatement()) {
+                    for (int i = 0; i < 20_000 && !stop.get() && System.nanoTime() < until; i++) {
+                        st.execute("SELECT 1");
+                    }
+                } catch (SQLException e) {
+                    // terminated: the defence worked
+                }
+            }, background);
+            FencedWriter leader = FencedWriter.create(pool, FencedWriterConfig.builder()
+                    .enterScope(EnterScope.TRANSACTION).lockTimeout(Duration.ofMillis(500)).build());
+            Throwable write = catchThrowable(() -> leader.run(FencingToken.of(resource, 5, "a"),
+                    ctx -> ctx.dsl().execute("UPDATE " + table + " SET note = 'leader a at 5' WHERE id = 1")));
+            stop.set(true);
+            busy.get(AdversaryRole.QUERY_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+            assertThat(write).as("the current leader's transaction while a busy outsider holds the fence lock"
+                    + " exclusively (SQLSTATE %s)", sqlState(write)).isNull();
+        }
+        assertThat(Fixtures.text(db, "SELECT note FROM " + table + " WHERE id = 1")).isEqualTo("leader a at 5");
+    }
+
+    /**
+     * PostgreSQL queues CREATE RULE's ACCESS EXCLUSIVE lock on the named table before it checks ownership: on the
+     * table that marks advances, that would stall every advance. Naming it needs USAGE on its schema, checked first.
+     */
+    @Test
+    void aLoginOutsideTheFencingRolesCannotQueueALockOnTheTableThatMarksAdvances() throws Exception {
+        try (Connection outsiderSession = connectAsOutsider()) {
+            Throwable rule = catchThrowable(() -> execute(outsiderSession, "BEGIN",
+                    "CREATE RULE squat AS ON INSERT TO fencing_private.advancing DO INSTEAD NOTHING"));
+            assertThat(sqlState(rule)).isEqualTo("42501");
+            execute(outsiderSession, "ROLLBACK");
+            Throwable prepare = catchThrowable(() -> execute(outsiderSession, "BEGIN", PREPARE_ADVANCING_MARK));
+            assertThat(sqlState(prepare)).isEqualTo("42501");
+        }
+    }
+
+    /**
      * {@code clear_fence_squatters} runs whenever an entering finds the key taken, and every 5 ms in a concurrent
      * advance's loop: here it runs back to back (as the owner: its callers are SECURITY DEFINER) while one leader
      * advances term after term. It must never take that leader, holding the key between its mark and its commit, for a
@@ -173,7 +229,7 @@ class FenceKeySquatterReviewIT {
         CompletableFuture<Void> clearing = CompletableFuture.runAsync(() -> {
             try (Connection owner = Fixtures.connect(db); Statement s = owner.createStatement()) {
                 while (!stop.get()) {
-                    s.execute("SELECT fencing.clear_fence_squatters(" + key + ", false)");
+                    s.execute("SELECT fencing.clear_fence_squatters(" + key + ")");
                     cleared.incrementAndGet();
                 }
             } catch (SQLException e) {
@@ -205,7 +261,7 @@ class FenceKeySquatterReviewIT {
      * A new leader's first transaction advances the mark and goes on with its writes, holding the key exclusively
      * until it commits. The deposed leader, still writing, enters at its old term, finds the key taken and clears
      * squatters: the new leader's transaction, an advance in flight, must not be taken for one (its row of
-     * fencing.advancing is locked by the advance's subtransaction, whose id is not the one read for the backend).
+     * fencing_private.advancing is locked by the advance's subtransaction, whose id is not the one read for the backend).
      */
     @Test
     void theDeposedLeadersEnteringDoesNotTerminateTheNewLeadersFirstTransaction() throws Exception {
@@ -228,7 +284,7 @@ class FenceKeySquatterReviewIT {
     }
 
     /**
-     * An advance first locks fencing.advancing, outside the loop bounded by advance_timeout and under the caller's
+     * An advance first locks fencing_private.advancing, outside the loop bounded by advance_timeout and under the caller's
      * lock_timeout (0, none, in psql and behind a transaction pooler). Whoever holds a conflicting lock on it (a DBA's
      * {@code VACUUM FULL}, {@code ALTER TABLE} or {@code LOCK TABLE}, or one of those queued behind a login's
      * parse-time lock) makes every advance wait without a bound. It must fail with FL005 within advance_timeout.
@@ -238,11 +294,11 @@ class FenceKeySquatterReviewIT {
         String table = table("advmark_locked");
         String resource = resourceOf(table);
         try (Connection dba = Fixtures.connect(db); Connection next = adversary.connect("leader-b")) {
-            execute(dba, "BEGIN", "LOCK TABLE fencing.advancing IN ACCESS EXCLUSIVE MODE");
+            execute(dba, "BEGIN", "LOCK TABLE fencing_private.advancing IN ACCESS EXCLUSIVE MODE");
             Throwable advance = catchThrowable(() -> execute(next, "SET lock_timeout = 0",
                     "SELECT fencing.enter('" + resource + "', 6, 'b')"));
             execute(dba, "ROLLBACK");
-            assertThat(sqlState(advance)).as("the advance's outcome while fencing.advancing is locked (1 s"
+            assertThat(sqlState(advance)).as("the advance's outcome while fencing_private.advancing is locked (1 s"
                     + " advance_timeout; 57014 is the test's %s s safety net): %s",
                     AdversaryRole.QUERY_TIMEOUT_SECONDS, advance).isEqualTo("FL005");
             assertThat(mark(db, resource)).as("nothing changed").isEqualTo(5);

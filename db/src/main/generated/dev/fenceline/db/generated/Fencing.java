@@ -4,7 +4,6 @@
 package dev.fenceline.db.generated;
 
 
-import dev.fenceline.db.generated.tables.Advancing;
 import dev.fenceline.db.generated.tables.BreakGlassLog;
 import dev.fenceline.db.generated.tables.CurrentMarks;
 import dev.fenceline.db.generated.tables.EnteredSession;
@@ -38,12 +37,6 @@ public class Fencing extends SchemaImpl {
      * The reference instance of <code>fencing</code>
      */
     public static final Fencing FENCING = new Fencing();
-
-    /**
-     * One row per fence key: an advance in flight holds its row locked, which
-     * no application role can do (see fencing.clear_fence_squatters).
-     */
-    public final Advancing ADVANCING = Advancing.ADVANCING;
 
     /**
      * Writes to protected tables allowed by SET LOCAL fencing.break_glass =
@@ -130,7 +123,6 @@ public class Fencing extends SchemaImpl {
     @Override
     public final List<Table<?>> getTables() {
         return Arrays.asList(
-            Advancing.ADVANCING,
             BreakGlassLog.BREAK_GLASS_LOG,
             CurrentMarks.CURRENT_MARKS,
             EnteredSession.ENTERED_SESSION,

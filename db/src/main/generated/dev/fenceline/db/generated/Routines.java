@@ -4,7 +4,6 @@
 package dev.fenceline.db.generated;
 
 
-import dev.fenceline.db.generated.routines.AdvancingRowFree;
 import dev.fenceline.db.generated.routines.CheckLeaderId;
 import dev.fenceline.db.generated.routines.ClearFenceSquatters;
 import dev.fenceline.db.generated.routines.Enter;
@@ -29,44 +28,6 @@ import org.jooq.JSONB;
 public class Routines {
 
     /**
-     * Call <code>fencing.advancing_row_free</code>
-     */
-    public static Boolean advancingRowFree(
-          Configuration configuration
-        , Long pKey
-    ) {
-        AdvancingRowFree f = new AdvancingRowFree();
-        f.setPKey(pKey);
-
-        f.execute(configuration);
-        return f.getReturnValue();
-    }
-
-    /**
-     * Get <code>fencing.advancing_row_free</code> as a field.
-     */
-    public static Field<Boolean> advancingRowFree(
-          Long pKey
-    ) {
-        AdvancingRowFree f = new AdvancingRowFree();
-        f.setPKey(pKey);
-
-        return f.asField();
-    }
-
-    /**
-     * Get <code>fencing.advancing_row_free</code> as a field.
-     */
-    public static Field<Boolean> advancingRowFree(
-          Field<Long> pKey
-    ) {
-        AdvancingRowFree f = new AdvancingRowFree();
-        f.setPKey(pKey);
-
-        return f.asField();
-    }
-
-    /**
      * Call <code>fencing.check_leader_id</code>
      */
     public static void checkLeaderId(
@@ -85,11 +46,9 @@ public class Routines {
     public static Integer clearFenceSquatters(
           Configuration configuration
         , Long pKey
-        , Boolean pAdvancing
     ) {
         ClearFenceSquatters f = new ClearFenceSquatters();
         f.setPKey(pKey);
-        f.setPAdvancing(pAdvancing);
 
         f.execute(configuration);
         return f.getReturnValue();
@@ -100,11 +59,9 @@ public class Routines {
      */
     public static Field<Integer> clearFenceSquatters(
           Long pKey
-        , Boolean pAdvancing
     ) {
         ClearFenceSquatters f = new ClearFenceSquatters();
         f.setPKey(pKey);
-        f.setPAdvancing(pAdvancing);
 
         return f.asField();
     }
@@ -114,11 +71,9 @@ public class Routines {
      */
     public static Field<Integer> clearFenceSquatters(
           Field<Long> pKey
-        , Field<Boolean> pAdvancing
     ) {
         ClearFenceSquatters f = new ClearFenceSquatters();
         f.setPKey(pKey);
-        f.setPAdvancing(pAdvancing);
 
         return f.asField();
     }

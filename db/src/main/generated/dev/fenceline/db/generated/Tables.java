@@ -4,7 +4,6 @@
 package dev.fenceline.db.generated;
 
 
-import dev.fenceline.db.generated.tables.Advancing;
 import dev.fenceline.db.generated.tables.BreakGlassLog;
 import dev.fenceline.db.generated.tables.CurrentMarks;
 import dev.fenceline.db.generated.tables.EnteredSession;
@@ -24,12 +23,6 @@ import dev.fenceline.db.generated.tables.UnprotectedChildren;
  */
 @SuppressWarnings({ "all", "unchecked", "rawtypes" })
 public class Tables {
-
-    /**
-     * One row per fence key: an advance in flight holds its row locked, which
-     * no application role can do (see fencing.clear_fence_squatters).
-     */
-    public static final Advancing ADVANCING = Advancing.ADVANCING;
 
     /**
      * Writes to protected tables allowed by SET LOCAL fencing.break_glass =

@@ -32,11 +32,6 @@ public class ClearFenceSquatters extends AbstractRoutine<Integer> {
     public static final Parameter<Long> P_KEY = Internal.createParameter("p_key", SQLDataType.BIGINT, false, false);
 
     /**
-     * The parameter <code>fencing.clear_fence_squatters.p_advancing</code>.
-     */
-    public static final Parameter<Boolean> P_ADVANCING = Internal.createParameter("p_advancing", SQLDataType.BOOLEAN, false, false);
-
-    /**
      * Create a new routine call instance
      */
     public ClearFenceSquatters() {
@@ -44,7 +39,6 @@ public class ClearFenceSquatters extends AbstractRoutine<Integer> {
 
         setReturnParameter(RETURN_VALUE);
         addInParameter(P_KEY);
-        addInParameter(P_ADVANCING);
     }
 
     /**
@@ -60,20 +54,5 @@ public class ClearFenceSquatters extends AbstractRoutine<Integer> {
      */
     public void setPKey(Field<Long> field) {
         setField(P_KEY, field);
-    }
-
-    /**
-     * Set the <code>p_advancing</code> parameter IN value to the routine
-     */
-    public void setPAdvancing(Boolean value) {
-        setValue(P_ADVANCING, value);
-    }
-
-    /**
-     * Set the <code>p_advancing</code> parameter to the function to be used
-     * with a {@link org.jooq.Select} statement
-     */
-    public void setPAdvancing(Field<Boolean> field) {
-        setField(P_ADVANCING, field);
     }
 }
