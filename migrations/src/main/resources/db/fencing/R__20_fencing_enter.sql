@@ -15,12 +15,12 @@
 --      transaction scope (fencing.enter_transaction, and the guard's own entering): the setting and the
 --        transaction-level shared lock end with the transaction. No client can release a transaction-level
 --        advisory lock early, and a PREPARED transaction keeps it. Nothing is left on a pooled server session.
---  * The advisory-lock space is open to every login. An advance locks fencing_private.advancing in ROW SHARE mode
---    (nobody else can: a schema only the owner may use) before it tries the key, never queues for the key, and holds
---    both until its transaction ends, when PostgreSQL releases them together. A backend that holds the key
---    exclusively without that lock, or is queued for it, is squatting: the advance, and an entering that finds the
---    key taken, terminate it (fencing.clear_fence_squatters). A PREPARED transaction holding the key cannot be
---    terminated: the advance fails with FL005 naming it (docs/dba-runbook.md).
+--  * The advisory-lock space is open to every login. An advance locks fencing_private.advancing in SHARE mode (nobody
+--    else can: a schema only the owner may use) before it tries the key, never queues for the key, and holds both
+--    until its transaction ends. A backend that holds the key exclusively without that lock, or is queued for it, is
+--    squatting: the advance, and an entering that finds the key taken, terminate it (fencing.clear_fence_squatters).
+--    A PREPARED transaction holding the key cannot be terminated: advances fail with FL005 naming it, and enterings
+--    wait until their lock_timeout (docs/fencing.md, threat model).
 --  * An advance, before it moves the mark, (1) takes the exclusive lock, terminating every other backend that holds
 --    the shared lock; (2) locks the mark row, so entering transactions still open have ended; (3) terminates every
 --    live backend registered for the resource, whatever locks it released, and waits until each has exited;
@@ -221,12 +221,12 @@ COMMENT ON FUNCTION fencing.warm_up_token() IS
 DROP FUNCTION IF EXISTS fencing.clear_fence_squatters(bigint);   -- superseded
 DROP FUNCTION IF EXISTS fencing.clear_fence_squatters(bigint, boolean);
 
--- Terminates every backend that holds the resource's key exclusively without being an advance (no ROW SHARE lock on
+-- Terminates every backend that holds the resource's key exclusively without being an advance (no SHARE lock on
 -- fencing_private.advancing in the same read of pg_locks), or is queued for it exclusively (an advance never queues:
--- it only tries). Returns how many were signalled. A suspect is terminated only when found so in two reads 20 ms
--- apart: an advance ending releases its locks one by one, and must not be taken for a squatter in between. Suspects
--- are backends (pids), not transactions: pg_locks shows a session-level lock under its backend's current transaction,
--- which changes with every statement a squatter sends. A superuser's backend cannot be terminated by the owner and is
+-- it only tries). Returns how many were signalled. Squatters are looked for twice, 20 ms apart, and those of the
+-- second look are terminated: an advance ending releases its locks one by one, and is not taken for a squatter unless
+-- both looks catch it so (microseconds each). Not only the backends seen twice: squatters can hand the key on among
+-- themselves (a release grants it to the next one queued), so that no backend is seen twice. A superuser's backend cannot be terminated by the owner and is
 -- left alone (administrators are out of scope); a prepared transaction has no backend (the advance's FL005 names it).
 CREATE OR REPLACE FUNCTION fencing.clear_fence_squatters(p_key bigint)
 RETURNS integer
@@ -249,15 +249,14 @@ BEGIN
        AND (NOT k.granted
             OR NOT EXISTS (SELECT 1 FROM locks a
                             WHERE a.locktype = 'relation' AND a.database = v_db AND a.relation = v_marker
-                              AND a.pid = k.pid AND a.mode = 'RowShareLock' AND a.granted))
-       AND (v_round = 1 OR k.pid = ANY (v_suspects));
+                              AND a.pid = k.pid AND a.mode = 'ShareLock' AND a.granted));
     IF v_suspects IS NULL THEN
       RETURN 0;
     END IF;
     IF v_round = 1 THEN
       PERFORM pg_sleep(0.02);
     END IF;
-  END LOOP;
+  END LOOP;                              -- v_suspects: the second look's
   FOREACH v_pid IN ARRAY v_suspects LOOP
     BEGIN
       IF pg_terminate_backend(v_pid) THEN
@@ -272,8 +271,10 @@ BEGIN
 END
 $fn$;
 
--- Takes the resource's shared fence lock (session- or transaction-level), waiting only for a real advance: a squatter
--- in the way is terminated first (clear_fence_squatters). Waits are bounded by the caller's lock_timeout.
+-- Takes the resource's shared fence lock (session- or transaction-level), waiting only for a real advance: squatters
+-- in the way are terminated (clear_fence_squatters). It waits in steps of at most 200 ms and looks for squatters
+-- between them, within the caller's lock_timeout (then 55P03, as a plain lock wait would end); while it is queued, a
+-- squatter cannot hand the key to another one without letting it in first.
 CREATE OR REPLACE FUNCTION fencing.take_fence_share(p_key bigint, p_session boolean)
 RETURNS void
 LANGUAGE plpgsql
@@ -281,30 +282,15 @@ SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
-  v_saved text;
-  v_taken boolean := false;
+  v_saved    text := current_setting('lock_timeout');
+  v_deadline timestamptz := CASE WHEN current_setting('lock_timeout')::interval = interval '0' THEN NULL
+                                 ELSE clock_timestamp() + current_setting('lock_timeout')::interval END;
+  v_taken    boolean := false;
 BEGIN
-  -- A squatter terminated may be replaced by another one: clear a bounded number of times, then wait.
-  FOR v_attempt IN 1..10 LOOP
-    IF p_session THEN
-      EXIT WHEN pg_try_advisory_lock_shared(1178946115, p_key::integer);
-    ELSE
-      EXIT WHEN pg_try_advisory_xact_lock_shared(1178946115, p_key::integer);
-    END IF;
-    IF v_attempt = 10 OR fencing.clear_fence_squatters(p_key) = 0 THEN
-      -- Blocks while an advance holds the exclusive lock; granted only after that advance's commit is visible.
-      IF p_session THEN
-        PERFORM pg_advisory_lock_shared(1178946115, p_key::integer);
-      ELSE
-        PERFORM pg_advisory_xact_lock_shared(1178946115, p_key::integer);   -- held until the transaction ends
-      END IF;
-      EXIT;
-    END IF;
-    -- Squatters were terminated: queue for the key at once (a queued request makes the next squatter's conditional
-    -- try fail) for a short while, until they have exited; then look again.
-    v_saved := current_setting('lock_timeout');
+  LOOP
     BEGIN
-      PERFORM set_config('lock_timeout', '50ms', true);
+      PERFORM set_config('lock_timeout', CASE WHEN v_deadline IS NULL THEN 200
+        ELSE greatest(1, least(200, (extract(epoch FROM v_deadline - clock_timestamp()) * 1000)::bigint)) END::text, true);
       IF p_session THEN
         PERFORM pg_advisory_lock_shared(1178946115, p_key::integer);
       ELSE
@@ -316,6 +302,12 @@ BEGIN
     END;
     PERFORM set_config('lock_timeout', v_saved, true);
     EXIT WHEN v_taken;
+    IF v_deadline IS NOT NULL AND clock_timestamp() >= v_deadline THEN
+      RAISE EXCEPTION USING ERRCODE = 'lock_not_available',
+        MESSAGE = format('fencing: the fence lock of key %s stayed taken past lock_timeout %s (an advance in flight, or a prepared transaction holding it: see pg_locks and pg_prepared_xacts)',
+                         p_key, v_saved);
+    END IF;
+    PERFORM fencing.clear_fence_squatters(p_key);
   END LOOP;
 END
 $fn$;
@@ -372,7 +364,9 @@ BEGIN
   v_left_ms := greatest(1, (extract(epoch FROM v_deadline - clock_timestamp()) * 1000)::bigint);
   PERFORM set_config('lock_timeout', v_left_ms::text, true);
   BEGIN
-    LOCK TABLE fencing_private.advancing IN ROW SHARE MODE;
+    -- SHARE, not a weaker mode: weak relation locks are kept in each backend's fast-path slots, which pg_locks reads
+    -- apart from the main lock table, so one read could show this backend holding the key but not this lock.
+    LOCK TABLE fencing_private.advancing IN SHARE MODE;
   EXCEPTION WHEN lock_not_available THEN
     RAISE EXCEPTION USING ERRCODE = 'FL005',
       MESSAGE = format('fencing: cannot advance %s to term %s: fencing_private.advancing stayed locked by another transaction after advance_timeout %s',
@@ -401,7 +395,7 @@ BEGIN
                       AND l.objsubid = 2 AND l.mode = 'ExclusiveLock' AND l.granted AND l.pid IS DISTINCT FROM pg_backend_pid()
                       AND EXISTS (SELECT 1 FROM pg_locks a
                                    WHERE a.locktype = 'relation' AND a.database = v_db AND a.pid = l.pid
-                                     AND a.relation = 'fencing_private.advancing'::regclass AND a.mode = 'RowShareLock'
+                                     AND a.relation = 'fencing_private.advancing'::regclass AND a.mode = 'ShareLock'
                                      AND a.granted)) THEN
       IF (SELECT highest_accepted FROM fencing.high_water_mark WHERE resource = p_resource) >= p_term THEN
         RETURN (SELECT highest_accepted FROM fencing.high_water_mark WHERE resource = p_resource);   -- someone got there first

@@ -18,6 +18,8 @@ import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -194,6 +196,52 @@ class FenceKeySquatterReviewIT {
                     + " exclusively (SQLSTATE %s)", sqlState(write)).isNull();
         }
         assertThat(Fixtures.text(db, "SELECT note FROM " + table + " WHERE id = 1")).isEqualTo("leader a at 5");
+    }
+
+    /**
+     * Squatters that hand the key on among themselves: each one queued for it gets it when the holder releases it, so
+     * the key is never free, and each backend is on the key only a few milliseconds of every 50 (the pause is the
+     * attackers' pacing, not a wait of the test): looking twice for the same backend would never find one. The advance
+     * must still get through.
+     */
+    @Test
+    void loginsOutsideTheFencingRolesHandingTheFenceLockAroundCannotStopTheNextTermsAdvance() throws Exception {
+        String table = table("relay_squatters");
+        String resource = resourceOf(table);
+        String key = lockKey(resource);
+        AtomicBoolean stop = new AtomicBoolean();
+        List<CompletableFuture<Void>> relay = new ArrayList<>();
+        for (int i = 0; i < 16; i++) {
+            Connection squatter = connectAsOutsider();
+            long offsetMillis = 3L * i;
+            relay.add(CompletableFuture.runAsync(() -> {
+                long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(AdversaryRole.QUERY_TIMEOUT_SECONDS);
+                try (squatter; Statement st = squatter.createStatement()) {
+                    Thread.sleep(offsetMillis);
+                    for (int n = 0; n < 5_000 && !stop.get() && System.nanoTime() < until; n++) {
+                        st.execute("SELECT pg_advisory_lock(" + FENCE_LOCK_NAMESPACE + ", " + key + ")");
+                        st.execute("SELECT pg_advisory_unlock(" + FENCE_LOCK_NAMESPACE + ", " + key + ")");
+                        Thread.sleep(45);
+                    }
+                } catch (SQLException e) {
+                    // terminated: the defence worked
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }, background));
+        }
+        try (Connection next = adversary.connect("leader-b")) {
+            Throwable advance = catchThrowable(() -> execute(next, "SET lock_timeout = '2s'",
+                    "SELECT fencing.enter('" + resource + "', 6, 'b')"));
+            assertThat(advance).as("the next term's advance while outsiders hand the fence lock around (SQLSTATE %s)",
+                    sqlState(advance)).isNull();
+            assertThat(mark(db, resource)).isEqualTo(6);
+        } finally {
+            stop.set(true);
+            for (CompletableFuture<Void> f : relay) {
+                f.get(AdversaryRole.QUERY_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+            }
+        }
     }
 
     /**
