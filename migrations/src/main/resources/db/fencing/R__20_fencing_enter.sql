@@ -242,7 +242,9 @@ DECLARE
   v_killed   integer := 0;
 BEGIN
   FOR v_round IN 1..2 LOOP
-    WITH locks AS MATERIALIZED (SELECT * FROM pg_locks)   -- one consistent picture of the lock table
+    -- One read: the key and the mark (SHARE is never a fast-path lock) both sit in the main lock table, which pg_locks
+    -- reads whole under all its partition locks.
+    WITH locks AS MATERIALIZED (SELECT * FROM pg_locks)
     SELECT array_agg(DISTINCT k.pid) INTO v_suspects FROM locks k
      WHERE k.locktype = 'advisory' AND k.database = v_db AND k.classid = 1178946115::oid AND k.objid = p_key::oid
        AND k.objsubid = 2 AND k.mode = 'ExclusiveLock' AND k.pid IS NOT NULL AND k.pid <> pg_backend_pid()
