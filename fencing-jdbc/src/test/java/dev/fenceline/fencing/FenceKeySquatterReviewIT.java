@@ -9,23 +9,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
 import com.zaxxer.hikari.HikariDataSource;
-import dev.fenceline.db.DatabaseConfig;
-import dev.fenceline.db.Databases;
 import dev.fenceline.testkit.TestDatabase;
 import dev.fenceline.testkit.junit.PostgresExtension;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -51,62 +45,26 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @ExtendWith(PostgresExtension.class)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class FenceKeySquatterReviewIT {
-    private static final AtomicInteger TABLES = new AtomicInteger();
     /** A statement any login may prepare: it locks fencing_private.advancing in ROW SHARE mode and is never executed. */
     private static final String PREPARE_ADVANCING_MARK =
             "PREPARE advancing_mark AS SELECT 1 FROM fencing_private.advancing FOR SHARE";
 
     private TestDatabase db;
     private AdversaryRole adversary;
-    private String outsider;
-    private ExecutorService background;
+    private OutsiderScene scene;
 
     @BeforeAll
     void setUp(TestDatabase db) {
         this.db = db;
-        Fixtures.migrate(db);
-        // Short: an advance that cannot finish fails with FL005 after this, and the test reads that failure.
-        Fixtures.sql(db, "UPDATE fencing.settings SET value = '1s' WHERE name = 'advance_timeout'");
-        adversary = AdversaryRole.create(db);
-        outsider = "fence_key_outsider_" + ProcessHandle.current().pid();
-        Fixtures.sql(db, "CREATE ROLE " + outsider + " LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE");
-        background = Executors.newCachedThreadPool();
+        scene = OutsiderScene.create(db, "fence_key_outsider_");
+        adversary = scene.adversary;
     }
 
     @AfterAll
     void tearDown() throws InterruptedException {
-        if (background != null) {
-            background.shutdownNow();
-            background.awaitTermination(AdversaryRole.QUERY_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+        if (scene != null) {
+            scene.close();
         }
-        if (outsider != null) {
-            Fixtures.sql(db,
-                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = '" + outsider + "'",
-                    "DROP ROLE IF EXISTS " + outsider);
-        }
-        if (adversary != null) {
-            adversary.close();
-        }
-    }
-
-    /** A fresh resource at mark 5 (held by leader a) and its protected table; returns the table's name. */
-    private String table(String prefix) {
-        String table = prefix + "_" + TABLES.incrementAndGet();
-        adversary.protectedTable(table, resourceOf(table), 5, "a");
-        return table;
-    }
-
-    private static String resourceOf(String table) {
-        return table.replace('_', '-');
-    }
-
-    private String lockKey(String resource) {
-        return Fixtures.text(db, "SELECT lock_key FROM fencing.high_water_mark WHERE resource = '" + resource + "'");
-    }
-
-    /** A login that belongs to no fencing role and may not touch the table: only CONNECT, as PUBLIC has it. */
-    private Connection connectAsOutsider() throws SQLException {
-        return DriverManager.getConnection(db.jdbcUrl(), outsider, "");
     }
 
     /**
@@ -119,15 +77,15 @@ class FenceKeySquatterReviewIT {
         if (catchThrowable(() -> execute(squatter, PREPARE_ADVANCING_MARK)) != null) {
             execute(squatter, "ROLLBACK", "BEGIN");   // refused: the outsider squats without the mark
         }
-        assertThat(query(squatter, "SELECT pg_try_advisory_lock(" + FENCE_LOCK_NAMESPACE + ", " + lockKey(resource)
+        assertThat(query(squatter, "SELECT pg_try_advisory_lock(" + FENCE_LOCK_NAMESPACE + ", " + scene.lockKey(resource)
                 + ")")).as("an outsider takes the fence lock exclusively").isEqualTo("t");
     }
 
     @Test
     void aLoginOutsideTheFencingRolesPosingAsAnAdvanceInFlightCannotStopTheNextTermsAdvance() throws Exception {
-        String table = table("advmark_advance");
-        String resource = resourceOf(table);
-        try (Connection squatter = connectAsOutsider(); Connection next = adversary.connect("leader-b")) {
+        String table = scene.table("advmark_advance");
+        String resource = OutsiderScene.resourceOf(table);
+        try (Connection squatter = scene.connectAsOutsider(); Connection next = adversary.connect("leader-b")) {
             squatAsAnAdvance(squatter, resource);
             // lock_timeout as the writer's pools send it: entering first takes the key in SHARE mode.
             Throwable advance = catchThrowable(() -> execute(next, "SET lock_timeout = '2s'",
@@ -141,13 +99,10 @@ class FenceKeySquatterReviewIT {
     @Test
     void aLoginOutsideTheFencingRolesPosingAsAnAdvanceInFlightCannotBlockTheCurrentLeadersTransactions()
             throws Exception {
-        String table = table("advmark_leader");
-        String resource = resourceOf(table);
-        try (Connection squatter = connectAsOutsider();
-             HikariDataSource pool = Databases.dataSource(DatabaseConfig.builder(db.jdbcUrl())
-                     .username(adversary.name()).maximumPoolSize(1).applicationName("leader-a")
-                     .poolName("leader-a-" + TABLES.incrementAndGet()).lockTimeout(Duration.ofSeconds(2))
-                     .idleInTransactionSessionTimeout(Duration.ofSeconds(30)).build())) {
+        String table = scene.table("advmark_leader");
+        String resource = OutsiderScene.resourceOf(table);
+        try (Connection squatter = scene.connectAsOutsider();
+             HikariDataSource pool = scene.directPool("leader-a")) {
             squatAsAnAdvance(squatter, resource);
             FencedWriter leader = FencedWriter.create(pool, FencedWriterConfig.builder()
                     .enterScope(EnterScope.TRANSACTION).lockTimeout(Duration.ofMillis(500)).build());
@@ -166,16 +121,13 @@ class FenceKeySquatterReviewIT {
     @Test
     void aBusyLoginOutsideTheFencingRolesHoldingTheFenceLockCannotBlockTheCurrentLeadersTransactions()
             throws Exception {
-        String table = table("busy_squatter");
-        String resource = resourceOf(table);
+        String table = scene.table("busy_squatter");
+        String resource = OutsiderScene.resourceOf(table);
         AtomicBoolean stop = new AtomicBoolean();
-        try (Connection squatter = connectAsOutsider();
-             HikariDataSource pool = Databases.dataSource(DatabaseConfig.builder(db.jdbcUrl())
-                     .username(adversary.name()).maximumPoolSize(1).applicationName("leader-a")
-                     .poolName("leader-a-" + TABLES.incrementAndGet()).lockTimeout(Duration.ofSeconds(2))
-                     .idleInTransactionSessionTimeout(Duration.ofSeconds(30)).build())) {
+        try (Connection squatter = scene.connectAsOutsider();
+             HikariDataSource pool = scene.directPool("leader-a")) {
             assertThat(query(squatter, "SELECT pg_try_advisory_lock(" + FENCE_LOCK_NAMESPACE + ", "
-                    + lockKey(resource) + ")")).isEqualTo("t");
+                    + scene.lockKey(resource) + ")")).isEqualTo("t");
             CompletableFuture<Void> busy = CompletableFuture.runAsync(() -> {
                 long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(AdversaryRole.QUERY_TIMEOUT_SECONDS);
                 try (Statement st = squatter.createStatement()) {
@@ -185,7 +137,7 @@ class FenceKeySquatterReviewIT {
                 } catch (SQLException e) {
                     // terminated: the defence worked
                 }
-            }, background);
+            }, scene.background);
             FencedWriter leader = FencedWriter.create(pool, FencedWriterConfig.builder()
                     .enterScope(EnterScope.TRANSACTION).lockTimeout(Duration.ofMillis(500)).build());
             Throwable write = catchThrowable(() -> leader.run(FencingToken.of(resource, 5, "a"),
@@ -206,13 +158,13 @@ class FenceKeySquatterReviewIT {
      */
     @Test
     void loginsOutsideTheFencingRolesHandingTheFenceLockAroundCannotStopTheNextTermsAdvance() throws Exception {
-        String table = table("relay_squatters");
-        String resource = resourceOf(table);
-        String key = lockKey(resource);
+        String table = scene.table("relay_squatters");
+        String resource = OutsiderScene.resourceOf(table);
+        String key = scene.lockKey(resource);
         AtomicBoolean stop = new AtomicBoolean();
         List<CompletableFuture<Void>> relay = new ArrayList<>();
         for (int i = 0; i < 16; i++) {
-            Connection squatter = connectAsOutsider();
+            Connection squatter = scene.connectAsOutsider();
             long offsetMillis = 3L * i;
             relay.add(CompletableFuture.runAsync(() -> {
                 long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(AdversaryRole.QUERY_TIMEOUT_SECONDS);
@@ -228,7 +180,7 @@ class FenceKeySquatterReviewIT {
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 }
-            }, background));
+            }, scene.background));
         }
         try (Connection next = adversary.connect("leader-b")) {
             Throwable advance = catchThrowable(() -> execute(next, "SET lock_timeout = '2s'",
@@ -250,7 +202,7 @@ class FenceKeySquatterReviewIT {
      */
     @Test
     void aLoginOutsideTheFencingRolesCannotQueueALockOnTheTableThatMarksAdvances() throws Exception {
-        try (Connection outsiderSession = connectAsOutsider()) {
+        try (Connection outsiderSession = scene.connectAsOutsider()) {
             Throwable rule = catchThrowable(() -> execute(outsiderSession, "BEGIN",
                     "CREATE RULE squat AS ON INSERT TO fencing_private.advancing DO INSTEAD NOTHING"));
             assertThat(sqlState(rule)).isEqualTo("42501");
@@ -269,9 +221,9 @@ class FenceKeySquatterReviewIT {
      */
     @Test
     void clearingFenceSquattersNeverTerminatesABackendThatIsAdvancing() throws Exception {
-        String table = table("advmark_clear");
-        String resource = resourceOf(table);
-        String key = lockKey(resource);
+        String table = scene.table("advmark_clear");
+        String resource = OutsiderScene.resourceOf(table);
+        String key = scene.lockKey(resource);
         AtomicBoolean stop = new AtomicBoolean();
         AtomicLong cleared = new AtomicLong();
         CompletableFuture<Void> clearing = CompletableFuture.runAsync(() -> {
@@ -283,7 +235,7 @@ class FenceKeySquatterReviewIT {
             } catch (SQLException e) {
                 throw new IllegalStateException(e);
             }
-        }, background);
+        }, scene.background);
         int advances = 300;
         int advanced = 0;
         Throwable lost = null;
@@ -313,8 +265,8 @@ class FenceKeySquatterReviewIT {
      */
     @Test
     void theDeposedLeadersEnteringDoesNotTerminateTheNewLeadersFirstTransaction() throws Exception {
-        String table = table("advmark_handover");
-        String resource = resourceOf(table);
+        String table = scene.table("advmark_handover");
+        String resource = OutsiderScene.resourceOf(table);
         try (Connection newLeader = adversary.connect("leader-b"); Connection oldLeader = adversary.connect("leader-a")) {
             newLeader.setAutoCommit(false);
             execute(newLeader, "SELECT fencing.enter_transaction('" + resource + "', 6, 'b')");
@@ -339,8 +291,8 @@ class FenceKeySquatterReviewIT {
      */
     @Test
     void anAdvanceWaitingForFencingAdvancingFailsWithinAdvanceTimeout() throws Exception {
-        String table = table("advmark_locked");
-        String resource = resourceOf(table);
+        String table = scene.table("advmark_locked");
+        String resource = OutsiderScene.resourceOf(table);
         try (Connection dba = Fixtures.connect(db); Connection next = adversary.connect("leader-b")) {
             execute(dba, "BEGIN", "LOCK TABLE fencing_private.advancing IN ACCESS EXCLUSIVE MODE");
             Throwable advance = catchThrowable(() -> execute(next, "SET lock_timeout = 0",

@@ -10,8 +10,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
 import com.zaxxer.hikari.HikariDataSource;
-import dev.fenceline.db.DatabaseConfig;
-import dev.fenceline.db.Databases;
 import dev.fenceline.testkit.PgBouncer;
 import dev.fenceline.testkit.TestDatabase;
 import dev.fenceline.testkit.junit.PostgresExtension;
@@ -21,11 +19,8 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -44,50 +39,22 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @ExtendWith(PostgresExtension.class)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class UnprivilegedRoleAttackIT {
-    private static final AtomicInteger TABLES = new AtomicInteger();
-
     private TestDatabase db;
     private AdversaryRole adversary;
-    private String outsider;
-    private ExecutorService background;
+    private OutsiderScene scene;
 
     @BeforeAll
     void setUp(TestDatabase db) {
         this.db = db;
-        Fixtures.migrate(db);
-        // Short: an advance that cannot finish fails with FL005 after this, and the test reads that failure.
-        Fixtures.sql(db, "UPDATE fencing.settings SET value = '1s' WHERE name = 'advance_timeout'");
-        adversary = AdversaryRole.create(db);
-        outsider = "fence_outsider_" + ProcessHandle.current().pid();
-        Fixtures.sql(db, "CREATE ROLE " + outsider + " LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE");
-        background = Executors.newCachedThreadPool();
+        scene = OutsiderScene.create(db, "fence_outsider_");
+        adversary = scene.adversary;
     }
 
     @AfterAll
     void tearDown() throws InterruptedException {
-        if (background != null) {
-            background.shutdownNow();
-            background.awaitTermination(AdversaryRole.QUERY_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+        if (scene != null) {
+            scene.close();
         }
-        if (outsider != null) {
-            Fixtures.sql(db,
-                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = '" + outsider + "'",
-                    "DROP ROLE IF EXISTS " + outsider);
-        }
-        if (adversary != null) {
-            adversary.close();
-        }
-    }
-
-    /** A fresh resource at mark 5 (held by leader a) and its protected table; returns the table's name. */
-    private String table(String prefix) {
-        String table = prefix + "_" + TABLES.incrementAndGet();
-        adversary.protectedTable(table, resourceOf(table), 5, "a");
-        return table;
-    }
-
-    private static String resourceOf(String table) {
-        return table.replace('_', '-');
     }
 
     private String note(String table, long id) {
@@ -98,15 +65,6 @@ class UnprivilegedRoleAttackIT {
         return count(db, "SELECT count(*) FROM fencing.rejected_write WHERE resource = '" + resource + "'");
     }
 
-    private String lockKey(String resource) {
-        return Fixtures.text(db, "SELECT lock_key FROM fencing.high_water_mark WHERE resource = '" + resource + "'");
-    }
-
-    /** A login that belongs to no fencing role and may not touch the table: only CONNECT, as PUBLIC has it. */
-    private Connection connectAsOutsider() throws SQLException {
-        return DriverManager.getConnection(db.jdbcUrl(), outsider, "");
-    }
-
     /**
      * A temporary table {@code bait} on {@code c}'s session whose trigger calls the guard's slow path claiming a
      * termless DELETE of {@code table}: every INSERT into {@code bait} makes that claim.
@@ -114,24 +72,10 @@ class UnprivilegedRoleAttackIT {
     private static void claimDeletesFromBait(Connection c, String table) throws SQLException {
         execute(c, "CREATE TEMPORARY TABLE bait (i int)",
                 "CREATE FUNCTION pg_temp.claim() RETURNS trigger LANGUAGE plpgsql AS $f$ BEGIN"
-                        + " PERFORM fencing.guard_slow('" + resourceOf(table) + "', 'public', '" + table + "',"
+                        + " PERFORM fencing.guard_slow('" + OutsiderScene.resourceOf(table) + "', 'public', '" + table + "',"
                         + " 'DELETE', NULL);"
                         + " RETURN NULL; END $f$",
                 "CREATE TRIGGER claim AFTER INSERT ON bait FOR EACH STATEMENT EXECUTE FUNCTION pg_temp.claim()");
-    }
-
-    /** A pool of logins as the adversary role, straight to PostgreSQL. */
-    private HikariDataSource directPool(String name) {
-        return Databases.dataSource(DatabaseConfig.builder(db.jdbcUrl()).username(adversary.name())
-                .maximumPoolSize(1).applicationName(name).poolName(name + "-" + TABLES.incrementAndGet())
-                .lockTimeout(Duration.ofSeconds(2)).idleInTransactionSessionTimeout(Duration.ofSeconds(30)).build());
-    }
-
-    /** A pool of logins as the adversary role through {@code bouncer}. */
-    private HikariDataSource bouncerPool(PgBouncer bouncer, String name) {
-        return Databases.dataSource(DatabaseConfig.builder(bouncer.jdbcUrl(db.name())).username(adversary.name())
-                .maximumPoolSize(1).applicationName(name).poolName(name + "-" + TABLES.incrementAndGet())
-                .lockTimeout(Duration.ofSeconds(2)).idleInTransactionSessionTimeout(Duration.ofSeconds(30)).build());
     }
 
     private static FencedWriter transactionScopedWriter(HikariDataSource pool, Duration lockTimeout) {
@@ -156,11 +100,11 @@ class UnprivilegedRoleAttackIT {
      */
     @Test
     void aLoginOutsideTheFencingRolesHoldingTheFenceLockExclusivelyCannotStopTheNextTermsAdvance() throws Exception {
-        String table = table("xlock_advance");
-        String resource = resourceOf(table);
-        try (Connection squatter = connectAsOutsider(); Connection next = adversary.connect("leader-b")) {
+        String table = scene.table("xlock_advance");
+        String resource = OutsiderScene.resourceOf(table);
+        try (Connection squatter = scene.connectAsOutsider(); Connection next = adversary.connect("leader-b")) {
             assertThat(query(squatter, "SELECT pg_try_advisory_lock(" + FENCE_LOCK_NAMESPACE + ", "
-                    + lockKey(resource) + ")")).as("an outsider takes the fence lock exclusively").isEqualTo("t");
+                    + scene.lockKey(resource) + ")")).as("an outsider takes the fence lock exclusively").isEqualTo("t");
             // lock_timeout as the writer's pools send it: entering first takes the key in SHARE mode, and waits.
             Throwable advance = catchThrowable(() -> execute(next, "SET lock_timeout = '2s'",
                     "SELECT fencing.enter('" + resource + "', 6, 'b')"));
@@ -179,12 +123,12 @@ class UnprivilegedRoleAttackIT {
     @Test
     void aFenceLockPreparedByALoginOutsideTheFencingRolesIsNamedByTheFailedAdvanceAndAdvancingResumesOnceRolledBack()
             throws Exception {
-        String table = table("xlock_prepared");
-        String resource = resourceOf(table);
+        String table = scene.table("xlock_prepared");
+        String resource = OutsiderScene.resourceOf(table);
         try {
-            try (Connection squatter = connectAsOutsider()) {
+            try (Connection squatter = scene.connectAsOutsider()) {
                 execute(squatter, "BEGIN", "SELECT pg_advisory_xact_lock_shared(" + FENCE_LOCK_NAMESPACE + ", "
-                        + lockKey(resource) + ")", "PREPARE TRANSACTION 'fence-squatter'");
+                        + scene.lockKey(resource) + ")", "PREPARE TRANSACTION 'fence-squatter'");
             }
             try (Connection next = adversary.connect("leader-b")) {
                 Throwable advance = catchThrowable(() -> execute(next,
@@ -211,11 +155,11 @@ class UnprivilegedRoleAttackIT {
     @Test
     void aLoginOutsideTheFencingRolesHoldingTheFenceLockExclusivelyCannotBlockTheCurrentLeadersTransactions()
             throws Exception {
-        String table = table("xlock_leader");
-        String resource = resourceOf(table);
-        try (Connection squatter = connectAsOutsider(); HikariDataSource pool = directPool("leader-a")) {
+        String table = scene.table("xlock_leader");
+        String resource = OutsiderScene.resourceOf(table);
+        try (Connection squatter = scene.connectAsOutsider(); HikariDataSource pool = scene.directPool("leader-a")) {
             assertThat(query(squatter, "SELECT pg_try_advisory_lock(" + FENCE_LOCK_NAMESPACE + ", "
-                    + lockKey(resource) + ")")).isEqualTo("t");
+                    + scene.lockKey(resource) + ")")).isEqualTo("t");
             FencedWriter leader = transactionScopedWriter(pool, Duration.ofMillis(500));
             Throwable write = catchThrowable(() -> leader.run(FencingToken.of(resource, 5, "a"),
                     ctx -> ctx.dsl().execute("UPDATE " + table + " SET note = 'leader a at 5' WHERE id = 1")));
@@ -234,19 +178,19 @@ class UnprivilegedRoleAttackIT {
      */
     @Test
     void theWritersLockTimeoutBoundsItsWaitForTheFenceLockBehindATransactionPooler() throws Exception {
-        String table = table("xlock_pooled");
-        String resource = resourceOf(table);
+        String table = scene.table("xlock_pooled");
+        String resource = OutsiderScene.resourceOf(table);
         try (PgBouncer bouncer = PgBouncer.start(db.server(),
                 PgBouncer.Options.defaults().poolMode("transaction").defaultPoolSize(1));
-             HikariDataSource pool = bouncerPool(bouncer, "leader-a")) {
+             HikariDataSource pool = scene.bouncerPool(bouncer, "leader-a")) {
             FencedWriter leader = transactionScopedWriter(pool, Duration.ofMillis(500));
             CompletableFuture<Void> write;
-            try (Connection squatter = connectAsOutsider()) {
+            try (Connection squatter = scene.connectAsOutsider()) {
                 assertThat(query(squatter, "SELECT pg_try_advisory_lock(" + FENCE_LOCK_NAMESPACE + ", "
-                        + lockKey(resource) + ")")).isEqualTo("t");
+                        + scene.lockKey(resource) + ")")).isEqualTo("t");
                 write = CompletableFuture.runAsync(() -> leader.run(FencingToken.of(resource, 5, "a"),
                         ctx -> ctx.dsl().execute("UPDATE " + table + " SET note = 'leader a at 5' WHERE id = 1")),
-                        background);
+                        scene.background);
                 Throwable outcome = null;
                 boolean finished = true;
                 try {
@@ -279,11 +223,11 @@ class UnprivilegedRoleAttackIT {
      */
     @Test
     void aFencingTermLeftOnAPooledServerSessionByAnotherClientDoesNotRejectTheLeadersTransactions() throws Exception {
-        String table = table("left_term");
-        String resource = resourceOf(table);
+        String table = scene.table("left_term");
+        String resource = OutsiderScene.resourceOf(table);
         try (PgBouncer bouncer = PgBouncer.start(db.server(),
                 PgBouncer.Options.defaults().poolMode("transaction").defaultPoolSize(1));
-             HikariDataSource pool = bouncerPool(bouncer, "leader-a")) {
+             HikariDataSource pool = scene.bouncerPool(bouncer, "leader-a")) {
             try (Connection other = pooledClient(bouncer)) {
                 execute(other, "SET fencing.term = '4'");
             }
@@ -309,11 +253,11 @@ class UnprivilegedRoleAttackIT {
     @Test
     void aTermResourceAndLeaderIdLeftOnAPooledServerSessionDoNotAdvanceTheMarkInTheLeadersTransaction()
             throws Exception {
-        String table = table("left_advance");
-        String resource = resourceOf(table);
+        String table = scene.table("left_advance");
+        String resource = OutsiderScene.resourceOf(table);
         try (PgBouncer bouncer = PgBouncer.start(db.server(),
                 PgBouncer.Options.defaults().poolMode("transaction").defaultPoolSize(1));
-             HikariDataSource pool = bouncerPool(bouncer, "leader-a")) {
+             HikariDataSource pool = scene.bouncerPool(bouncer, "leader-a")) {
             try (Connection other = pooledClient(bouncer)) {
                 execute(other, "SET fencing.term = '900'", "SET fencing.resource = '" + resource + "'",
                         "SET fencing.leader_id = 'mallory'");
@@ -341,11 +285,11 @@ class UnprivilegedRoleAttackIT {
      */
     @Test
     void anIsolationLevelLeftOnAPooledServerSessionDoesNotStopTheNewLeadersAdvance() throws Exception {
-        String table = table("left_isolation");
-        String resource = resourceOf(table);
+        String table = scene.table("left_isolation");
+        String resource = OutsiderScene.resourceOf(table);
         try (PgBouncer bouncer = PgBouncer.start(db.server(),
                 PgBouncer.Options.defaults().poolMode("transaction").defaultPoolSize(1));
-             HikariDataSource pool = bouncerPool(bouncer, "leader-b")) {
+             HikariDataSource pool = scene.bouncerPool(bouncer, "leader-b")) {
             try (Connection other = pooledClient(bouncer)) {
                 execute(other, "SET default_transaction_isolation = 'repeatable read'");
             }
@@ -369,8 +313,8 @@ class UnprivilegedRoleAttackIT {
      */
     @Test
     void aStaleRawWriteCarryingAnOverlongLeaderIdIsAuditedOnce() throws Exception {
-        String table = table("long_leader");
-        String resource = resourceOf(table);
+        String table = scene.table("long_leader");
+        String resource = OutsiderScene.resourceOf(table);
         long countedBefore = count(db,
                 "SELECT trigger_counted FROM fencing.rejection_counts WHERE reason = 'stale_term'");
         try (Connection a = adversary.connect("stale-writer")) {
@@ -393,8 +337,8 @@ class UnprivilegedRoleAttackIT {
      */
     @Test
     void anOverlongLeaderIdIsRefusedWhereItWouldBeAcceptedAndAuditedWhereItsTermIsRejected() throws Exception {
-        String table = table("long_leader_new");
-        String resource = resourceOf(table);
+        String table = scene.table("long_leader_new");
+        String resource = OutsiderScene.resourceOf(table);
         String overlong = "x".repeat(201);
         try (Connection a = adversary.connect("overlong-leader")) {
             Throwable advance = catchThrowable(() -> AdversaryRole.inTransaction(a,
@@ -411,12 +355,12 @@ class UnprivilegedRoleAttackIT {
                     .as("fence locks left on the session").isEqualTo("0");
             // The mark's term with no holder recorded: entering it would accept the id (FL003), the session lock
             // taken for it is given back.
-            String unheld = "long_leader_unheld_" + TABLES.incrementAndGet();
+            String unheld = "long_leader_unheld_" + scene.nextNumber();
             Fixtures.sql(db, "CREATE TABLE " + unheld + " (id bigint PRIMARY KEY)",
-                    "SELECT fencing.protect_table('" + unheld + "', '" + resourceOf(unheld) + "')",
-                    "SELECT fencing.enter('" + resourceOf(unheld) + "', 5)");
+                    "SELECT fencing.protect_table('" + unheld + "', '" + OutsiderScene.resourceOf(unheld) + "')",
+                    "SELECT fencing.enter('" + OutsiderScene.resourceOf(unheld) + "', 5)");
             Throwable atMark = catchThrowable(() -> query(a,
-                    "SELECT fencing.enter('" + resourceOf(unheld) + "', 5, '" + overlong + "')"));
+                    "SELECT fencing.enter('" + OutsiderScene.resourceOf(unheld) + "', 5, '" + overlong + "')"));
             assertThat(sqlState(atMark)).as("%s", atMark).isEqualTo("FL003");
             assertThat(atMark).hasMessageContaining("201 characters");
             assertThat(query(a, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()"))
@@ -446,9 +390,9 @@ class UnprivilegedRoleAttackIT {
      */
     @Test
     void aLoginOutsideTheFencingRolesCannotAddTriggerAuditRowsForATableItMayNotWrite() throws Exception {
-        String table = table("forged_row");
-        String resource = resourceOf(table);
-        try (Connection outside = connectAsOutsider()) {
+        String table = scene.table("forged_row");
+        String resource = OutsiderScene.resourceOf(table);
+        try (Connection outside = scene.connectAsOutsider()) {
             claimDeletesFromBait(outside, table);
             Throwable claim = catchThrowable(() -> execute(outside, "INSERT INTO bait VALUES (1)"));
             assertThat(audits(resource)).as("audit rows after a login without any right on %s called the guard's"
@@ -465,10 +409,10 @@ class UnprivilegedRoleAttackIT {
     @Test
     void aLoginOutsideTheFencingRolesHoldingTheTablesWriteLockFromAPreparedStatementCannotAddTriggerAuditRows()
             throws Exception {
-        String table = table("forged_lock");
-        String resource = resourceOf(table);
+        String table = scene.table("forged_lock");
+        String resource = OutsiderScene.resourceOf(table);
         long countedBefore = count(db, "SELECT sum(trigger_counted) FROM fencing.rejection_counts");
-        try (Connection outside = connectAsOutsider()) {
+        try (Connection outside = scene.connectAsOutsider()) {
             claimDeletesFromBait(outside, table);
             Throwable claim = catchThrowable(() -> AdversaryRole.inTransaction(outside,
                     "PREPARE parsed_only AS DELETE FROM " + table, "INSERT INTO bait VALUES (1)"));
@@ -486,12 +430,12 @@ class UnprivilegedRoleAttackIT {
      */
     @Test
     void noLoginButTheGuardsOwnerCanAttachTheGuardToATableOfItsOwn() throws Exception {
-        String table = table("forged_guard");
-        String resource = resourceOf(table);
+        String table = scene.table("forged_guard");
+        String resource = OutsiderScene.resourceOf(table);
         long countedBefore = count(db, "SELECT sum(trigger_counted) FROM fencing.rejection_counts");
         String attach = "CREATE TRIGGER claim BEFORE INSERT ON bait FOR EACH STATEMENT EXECUTE FUNCTION fencing.guard("
-                + "'fencing.entered_" + lockKey(resource) + "', '" + resource + "')";
-        try (Connection outside = connectAsOutsider(); Connection app = adversary.connect("guard-attacher")) {
+                + "'fencing.entered_" + scene.lockKey(resource) + "', '" + resource + "')";
+        try (Connection outside = scene.connectAsOutsider(); Connection app = adversary.connect("guard-attacher")) {
             for (Connection c : new Connection[] {outside, app}) {
                 execute(c, "CREATE TEMPORARY TABLE bait (i int)");
                 Throwable attached = catchThrowable(() -> execute(c, attach));
@@ -512,8 +456,8 @@ class UnprivilegedRoleAttackIT {
     @Test
     void aLoginOutsideTheFencingRolesThatMayWriteAProtectedTableIsRejectedWithoutATermAndAuditedOnce()
             throws Exception {
-        String table = table("second_service");
-        String resource = resourceOf(table);
+        String table = scene.table("second_service");
+        String resource = OutsiderScene.resourceOf(table);
         String service = "fence_service_" + ProcessHandle.current().pid();
         Fixtures.sql(db, "CREATE ROLE " + service + " LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE",
                 "GRANT SELECT, UPDATE ON " + table + " TO " + service);
@@ -539,8 +483,8 @@ class UnprivilegedRoleAttackIT {
      */
     @Test
     void everyWriteStatementCarryingADeposedTermIsRejectedAndAuditedOnce() throws Exception {
-        String table = table("every_statement");
-        String resource = resourceOf(table);
+        String table = scene.table("every_statement");
+        String resource = OutsiderScene.resourceOf(table);
         String[] statements = {
             "MERGE INTO " + table + " t USING (VALUES (1)) v(id) ON t.id = v.id"
                     + " WHEN MATCHED THEN UPDATE SET note = 'merged'",
@@ -587,8 +531,8 @@ class UnprivilegedRoleAttackIT {
      */
     @Test
     void enteringATransactionAtTermZeroIsRefusedAndWritesNothing() throws Exception {
-        String table = "term_zero_" + TABLES.incrementAndGet();
-        String resource = resourceOf(table);
+        String table = "term_zero_" + scene.nextNumber();
+        String resource = OutsiderScene.resourceOf(table);
         Fixtures.sql(db, "CREATE TABLE " + table + " (id bigint PRIMARY KEY, note text)",
                 "INSERT INTO " + table + " (id, note) VALUES (1, 'initial')",
                 "SELECT fencing.protect_table('" + table + "', '" + resource + "')");
