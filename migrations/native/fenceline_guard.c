@@ -1,40 +1,222 @@
 /*
  * Fenceline: fencing.guard() in C, the native implementation of the statement trigger on protected tables.
  *
- * Why it exists: the fence's hot path is one comparison of two settings, but a PL/pgSQL trigger pays a
- * per-transaction set-up for every expression it evaluates (and for the call itself). On a small machine that set-up
- * was the whole measured cost of fencing (tens of microseconds per transaction). This function makes the same
- * decision with two in-memory setting lookups and a strcmp.
+ * Why it exists: a transaction enters a resource at its term by taking the resource's fence lock and reading the
+ * mark (R__20_fencing_enter.sql has the safety argument). In PL/pgSQL those two steps, the call and the expressions
+ * around them cost several times the write itself for a single-row transaction; here they are one lock-manager call
+ * and one index probe, and a transaction pays them once per resource, not once per statement.
  *
- * Behaviour is identical to the PL/pgSQL guard in R__40_fencing_guard.sql (the trigger contract tests run against
- * both), because only the fast path is here:
- *   allow   when the backend is entered for the resource (the setting named by TG_ARGV[0], set by fencing.enter()
- *           or fencing.enter_transaction(), is non-empty) and fencing.term is unset, empty or exactly the entered
- *           term;
- *   else    call fencing.guard_slow(resource, schema, table, operation, fencing.term) through SPI, which honours an
- *           audited break-glass, enters with fencing.term (possibly advancing the mark) or rejects and audits.
- * The safety argument (why "entered setting non-empty" implies "the mark still equals that term") is in the header
- * of R__20_fencing_enter.sql: entering sets the setting only while holding the shared advisory lock (for the session,
- * with the backend registered; or for the transaction), and an advance makes every older backend exit before the
- * mark moves.
+ * Decisions are those of the PL/pgSQL guard in R__40_fencing_guard.sql (the trigger contract tests run against both):
+ *   common case  fencing.term is a term (digits), fencing.break_glass is empty, fencing.resource is empty or names
+ *                this resource, fencing.leader_id is at most 200 bytes: take the fence lock (1178946115, lock_key)
+ *                SHARED at transaction level, then read the mark row with a snapshot taken after the lock was
+ *                granted. Mark = term and the leader ids agree (or either is empty): entered, allow.
+ *   otherwise    fencing.guard_slow(resource, schema, table, operation, fencing.term) through SPI, which enters
+ *                with advancing, honours an audited break-glass, or rejects and audits.
+ * An entering is remembered for the rest of the transaction (so later statements cost two setting lookups), keyed by
+ * the subtransaction that took the lock: when that subtransaction rolls back, PostgreSQL releases the lock and this
+ * guard forgets the entering; when it commits, both pass to its parent; at the end of the transaction (commit,
+ * abort, PREPARE) everything is forgotten. Nothing is kept in a setting a client could forge or leave behind.
  *
- * Installed by migrations/native/build.sh --install; switched on by SELECT fencing.use_native_guard() (a superuser;
- * the V5 migration does it when the library loads) and off by SELECT fencing.use_plpgsql_guard().
+ * Trigger arguments (set by fencing.protect_table): TG_ARGV[0] = the resource's lock_key, TG_ARGV[1] = the resource.
+ * Installed by migrations/native/build.sh --install (or loaded by path); switched on by SELECT fencing.use_native_guard()
+ * (a superuser; the migrations do it when the library loads) and off by SELECT fencing.use_plpgsql_guard().
  */
 #include "postgres.h"
 
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/xact.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
 #include "fmgr.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "storage/lock.h"
+#include "storage/proc.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 
 PG_MODULE_MAGIC;
 
 PG_FUNCTION_INFO_V1(fenceline_guard);
+
+#define FENCE_LOCK_NAMESPACE 1178946115
+#define MAX_ENTERED 16
+
+#if PG_VERSION_NUM >= 170000
+#define MY_LXID (MyProc->vxid.lxid)
+#else
+#define MY_LXID (MyProc->lxid)
+#endif
+
+/* Enterings of the current transaction: (lock key, term), valid while the subtransaction that took the lock lives. */
+typedef struct Entered
+{
+	LocalTransactionId lxid;
+	SubTransactionId subid;
+	int32		key;
+	int64		term;
+} Entered;
+
+static Entered entered[MAX_ENTERED];
+static int	n_entered = 0;
+
+void		_PG_init(void);
+
+static void
+forget_all(XactEvent event, void *arg)
+{
+	n_entered = 0;
+}
+
+static void
+follow_subtransaction(SubXactEvent event, SubTransactionId mySubid, SubTransactionId parentSubid, void *arg)
+{
+	int			i = 0;
+
+	if (event != SUBXACT_EVENT_ABORT_SUB && event != SUBXACT_EVENT_COMMIT_SUB)
+		return;
+	while (i < n_entered)
+	{
+		if (entered[i].subid != mySubid)
+			i++;
+		else if (event == SUBXACT_EVENT_COMMIT_SUB)
+			entered[i++].subid = parentSubid;	/* the lock passes to the parent too */
+		else
+			entered[i] = entered[--n_entered];	/* the lock was released with the rollback */
+	}
+}
+
+void
+_PG_init(void)
+{
+	RegisterXactCallback(forget_all, NULL);
+	RegisterSubXactCallback(follow_subtransaction, NULL);
+}
+
+static bool
+is_entered(int32 key, int64 term)
+{
+	for (int i = 0; i < n_entered; i++)
+		if (entered[i].key == key && entered[i].term == term && entered[i].lxid == MY_LXID)
+			return true;
+	return false;
+}
+
+static void
+remember_entered(int32 key, int64 term)
+{
+	if (n_entered < MAX_ENTERED)
+	{
+		entered[n_entered].lxid = MY_LXID;
+		entered[n_entered].subid = GetCurrentSubTransactionId();
+		entered[n_entered].key = key;
+		entered[n_entered].term = term;
+		n_entered++;
+	}
+}
+
+/* A term as the common case accepts it: 1 to 18 decimal digits, no sign, no blanks, not zero. */
+static bool
+parse_term(const char *s, int64 *term)
+{
+	int64		v = 0;
+	int			n = 0;
+
+	if (s == NULL || s[0] < '1' || s[0] > '9')
+		return false;
+	for (; s[n] != '\0'; n++)
+	{
+		if (n >= 18 || s[n] < '0' || s[n] > '9')
+			return false;
+		v = v * 10 + (s[n] - '0');
+	}
+	*term = v;
+	return true;
+}
+
+static bool
+is_empty(const char *s)
+{
+	return s == NULL || s[0] == '\0';
+}
+
+/*
+ * The fence lock, shared, at transaction level (held until the transaction ends, or until this subtransaction rolls
+ * back), then the mark row read with a snapshot taken after the lock was granted. True when the mark equals the term
+ * and the leader ids agree.
+ */
+static bool
+enter_common(int32 key, int64 term, const char *leader)
+{
+	LOCKTAG		tag;
+	Oid			nsp;
+	Oid			relid;
+	Oid			indexid;
+	Relation	rel;
+	SysScanDesc scan;
+	ScanKeyData skey;
+	HeapTuple	tuple;
+	Snapshot	snapshot;
+	bool		accepted = false;
+
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, FENCE_LOCK_NAMESPACE, (uint32) key, 2);
+	(void) LockAcquire(&tag, ShareLock, false, false);
+
+	nsp = get_namespace_oid("fencing", false);
+	relid = get_relname_relid("high_water_mark", nsp);
+	indexid = get_relname_relid("high_water_mark_lock_key_key", nsp);
+	if (!OidIsValid(relid) || !OidIsValid(indexid))
+		return false;			/* the slow path names the problem */
+
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	rel = table_open(relid, AccessShareLock);
+	/* systable_beginscan takes the heap's column number and maps it to the index's */
+	ScanKeyInit(&skey, get_attnum(relid, "lock_key"), BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum((int64) key));
+	scan = systable_beginscan(rel, indexid, true, snapshot, 1, &skey);
+	tuple = systable_getnext(scan);
+	if (HeapTupleIsValid(tuple))
+	{
+		TupleDesc	desc = RelationGetDescr(rel);
+		Datum	   *values = palloc(desc->natts * sizeof(Datum));
+		bool	   *nulls = palloc(desc->natts * sizeof(bool));
+		bool		null_mark;
+		bool		null_holder;
+		Datum		mark;
+		Datum		holder;
+
+		/* heap_deform_tuple, not heap_getattr: the inline version differs between minor releases' headers */
+		heap_deform_tuple(tuple, desc, values, nulls);
+		mark = values[1];		/* highest_accepted */
+		null_mark = nulls[1];
+		holder = values[2];		/* leader_id */
+		null_holder = nulls[2];
+		if (!null_mark && DatumGetInt64(mark) == term)
+		{
+			if (null_holder || is_empty(leader))
+				accepted = true;
+			else
+			{
+				char	   *h = TextDatumGetCString(holder);
+
+				accepted = strcmp(h, leader) == 0;
+				pfree(h);
+			}
+		}
+	}
+	systable_endscan(scan);
+	table_close(rel, NoLock);	/* AccessShareLock kept to the end of the transaction, as for any read */
+	UnregisterSnapshot(snapshot);
+	return accepted;
+}
 
 static const char *
 operation_name(TriggerEvent event)
@@ -53,8 +235,12 @@ fenceline_guard(PG_FUNCTION_ARGS)
 {
 	TriggerData *trigdata;
 	Trigger    *trigger;
-	const char *entered;
-	const char *term;
+	const char *term_setting;
+	const char *leader;
+	const char *scope;
+	int32		key;
+	int64		term = 0;
+	bool		common;
 	char	   *offered;
 	Oid			argtypes[5] = {TEXTOID, NAMEOID, NAMEOID, TEXTOID, TEXTOID};
 	Datum		values[5];
@@ -74,16 +260,25 @@ fenceline_guard(PG_FUNCTION_ARGS)
 				 errmsg("fencing.guard() on %s must be a BEFORE ... FOR EACH STATEMENT trigger with 2 arguments, has %d",
 						RelationGetRelationName(trigdata->tg_relation), trigger->tgnargs),
 				 errhint("Create the trigger with fencing.protect_table().")));
+	key = pg_strtoint32(trigger->tgargs[0]);
 
-	/* Fast path: no lock, no table read, no memory allocated. */
-	entered = GetConfigOption(trigger->tgargs[0], true, false);
-	term = GetConfigOption("fencing.term", true, false);
-	if (entered != NULL && entered[0] != '\0' &&
-		(term == NULL || term[0] == '\0' || strcmp(term, entered) == 0))
+	term_setting = GetConfigOption("fencing.term", true, false);
+	leader = GetConfigOption("fencing.leader_id", true, false);
+	scope = GetConfigOption("fencing.resource", true, false);
+	common = parse_term(term_setting, &term)
+		&& is_empty(GetConfigOption("fencing.break_glass", true, false))
+		&& (is_empty(scope) || strcmp(scope, trigger->tgargs[1]) == 0)
+		&& (leader == NULL || strlen(leader) <= 200);
+	if (common && is_entered(key, term))
 		return PointerGetDatum(NULL);
+	if (common && enter_common(key, term, leader))
+	{
+		remember_entered(key, term);
+		return PointerGetDatum(NULL);
+	}
 
-	/* Slow path: copy the offered term first, guard_slow() changes settings. */
-	offered = term == NULL ? NULL : pstrdup(term);
+	/* Slow path. */
+	offered = term_setting == NULL ? NULL : pstrdup(term_setting);
 	values[0] = CStringGetTextDatum(trigger->tgargs[1]);
 	values[1] = DirectFunctionCall1(namein,
 									CStringGetDatum(get_namespace_name(RelationGetNamespace(trigdata->tg_relation))));
@@ -104,5 +299,8 @@ fenceline_guard(PG_FUNCTION_ARGS)
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "fencing.guard(): SELECT fencing.guard_slow(...) failed: %s", SPI_result_code_string(rc));
 	SPI_finish();
+	/* guard_slow returned: entered at the term (it took the lock), or an audited break-glass (nothing to remember). */
+	if (common)
+		remember_entered(key, term);
 	return PointerGetDatum(NULL);
 }

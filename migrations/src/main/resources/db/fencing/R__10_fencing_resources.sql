@@ -41,3 +41,5 @@ $fn$;
 COMMENT ON FUNCTION fencing.register_resource(text) IS
   'Creates the high-water mark (at 0) for a resource if missing; returns its lock_key. Idempotent.';
 
+REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA fencing FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fencing.register_resource(text), fencing.check_resource_name(text) TO fencing_app, fencing_admin;

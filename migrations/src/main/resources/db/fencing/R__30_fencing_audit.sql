@@ -443,7 +443,9 @@ BEGIN
       EXECUTE format('SELECT %L = ANY (coalesce(%I.dblink_get_connections(), ARRAY[]::text[]))', c_conn, v_schema) INTO v_open;
       -- A configured target that failed or reached another server in the first round is not tried again after a
       -- cancel: connecting is not interrupted by one, and a hung target (a stopped old primary) costs connect_timeout.
-      v_connects := CASE WHEN v_configured_failed THEN 1 ELSE 0 END;
+      -- Without a second target, the configured one is tried again: a cancel that landed while it was being opened
+      -- says nothing about it, and giving up would lose the row to the rejected session's own statement_timeout.
+      v_connects := CASE WHEN v_configured_failed AND fencing.audit_self_target() IS NOT NULL THEN 1 ELSE 0 END;
       -- Up to three attempts: the kept connection may have died since its last use (server restart, idle timeout, a
       -- DBA terminating it); then a new one to the configured target; then, when that fails too or reaches another
       -- server (after a failover it names the old primary), one to this server's own address (audit_self_target()).
@@ -832,3 +834,9 @@ BEGIN
   END IF;
 END
 $do$;
+
+-- Who may call what here: the writer records its own rejections (record_rejection checks every claim against the
+-- database); nothing else that writes the audit is executable by an application role: the trigger's audit runs as
+-- the owner, from the guard.
+REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA fencing FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fencing.record_rejection(text, bigint, bigint, text, text, text, text, jsonb, text, text, text, text) TO fencing_app;

@@ -2,16 +2,15 @@
 -- Repeatable migration: the one current definition of these functions. Flyway re-applies it whenever it changes
 -- (after every versioned migration), so edit the function here, never in an applied V migration.
 
--- The slow path of the guard: break-glass, the transaction's fencing.term, or rejection. Every rejection is audited
--- once (fencing.reject). SECURITY DEFINER, so that writes reaching a protected table through a foreign-key cascade
--- (which runs as the table's owner) are decided like any other; who may do what is decided by the SESSION user (the
--- login that asked for the write), never by current_user.
+-- The slow path of the guard: break-glass, entering with the transaction's fencing.term (advancing the mark when the
+-- term is newer), or rejection. Every rejection is audited once (fencing.reject). SECURITY DEFINER, so that writes
+-- reaching a protected table through a foreign-key cascade (which runs as the table's owner) are decided like any
+-- other; who may do what is decided by the SESSION user (the login that asked for the write), never by current_user.
 --
 -- The transaction's term: fencing.term, for the resource named by fencing.resource. With fencing.resource naming
 -- another resource, fencing.term does not apply here. Without fencing.resource, fencing.term may enter a resource at
 -- its current mark but never advance it (FL010): one setting must not move the marks of every resource the
--- transaction touches. Entering here is transaction-scoped: nothing is left on the session for a later transaction
--- (or, behind a pooler, a later client).
+-- transaction touches.
 CREATE OR REPLACE FUNCTION fencing.guard_slow(p_resource text, p_schema name, p_table name, p_operation text, p_offered text)
 RETURNS void
 LANGUAGE plpgsql
@@ -23,14 +22,13 @@ DECLARE
   v_break   text := nullif(btrim(current_setting('fencing.break_glass', true)), '');
   v_leader  text := nullif(current_setting('fencing.leader_id', true), '');
   v_scope   text := nullif(btrim(current_setting('fencing.resource', true)), '');
-  v_entered text;
   v_term    bigint;
   v_mark    bigint;
 BEGIN
   IF pg_trigger_depth() = 0 THEN
     RAISE EXCEPTION USING ERRCODE = 'FL003',
       MESSAGE = 'fencing.guard_slow() is the slow path of the fencing_guard trigger and cannot be called directly',
-      HINT = 'To enter a transaction at a term, call fencing.enter_transaction(resource, term, leader_id).';
+      HINT = 'To enter a transaction at a term, call fencing.enter(resource, term, leader_id).';
   END IF;
   IF v_break IS NOT NULL THEN
     IF NOT pg_has_role(session_user, 'fencing_break_glass', 'MEMBER') THEN
@@ -45,11 +43,6 @@ BEGIN
     p_offered := NULL;                           -- the transaction's term belongs to another resource
   END IF;
   IF p_offered IS NULL OR btrim(p_offered) = '' THEN
-    v_entered := (SELECT nullif(current_setting('fencing.entered_' || m.lock_key, true), '')
-                    FROM fencing.high_water_mark m WHERE m.resource = p_resource);
-    IF v_entered IS NOT NULL THEN
-      RETURN;                                    -- entered at the current term, and no term of its own for this resource
-    END IF;
     SELECT highest_accepted INTO v_mark FROM fencing.high_water_mark WHERE resource = p_resource;
     PERFORM fencing.reject('FL002', 'no_term', p_resource, NULL, v_leader, v_table, p_operation,
       format('fencing: %s on %s rejected: the transaction carries no fencing term for resource %s (highest accepted %s)',
@@ -68,7 +61,7 @@ BEGIN
       format('fencing: %s on %s rejected: session user %s is not a member of fencing_app, so it cannot write with a fencing term',
              p_operation, v_table, session_user));
   END IF;
-  v_mark := fencing.enter_at(p_resource, v_term, v_leader, true, v_scope IS NOT NULL AND v_scope = p_resource, v_table, p_operation);
+  v_mark := fencing.enter_at(p_resource, v_term, v_leader, v_scope IS NOT NULL AND v_scope = p_resource, v_table, p_operation);
   IF v_mark = v_term THEN
     RETURN;
   END IF;
@@ -76,27 +69,6 @@ BEGIN
     format('fencing: stale term %s for resource %s rejected on %s (highest accepted %s)', v_term, p_resource, v_table, v_mark));
 END
 $fn$;
-
--- Only fencing.guard() calls the slow path, and it runs as the owner of the fencing functions (SECURITY DEFINER, below),
--- whichever role writes: the application's, another service's with its own table grants, a table owner's through a
--- foreign-key cascade. Nobody else may call it: from a trigger of its own (pg_trigger_depth() > 0) any login could
--- otherwise name a protected table it may not write and commit a 'trigger' audit row and a count for a write
--- PostgreSQL would have refused it (42501, before any trigger runs). Neither the table's write lock (PREPARE takes it
--- without the right) nor current_user (a cascade writes as the owner, a SECURITY DEFINER function as its definer)
--- could tell that caller from the trigger.
-GRANT USAGE ON SCHEMA fencing TO PUBLIC;
-REVOKE EXECUTE ON FUNCTION fencing.guard_slow(text, name, name, text, text) FROM PUBLIC;
-DO $do$
-DECLARE
-  v_role text;
-BEGIN
-  FOREACH v_role IN ARRAY ARRAY['fencing_app', 'fencing_break_glass'] LOOP
-    IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = v_role) THEN
-      EXECUTE format('REVOKE EXECUTE ON FUNCTION fencing.guard_slow(text, name, name, text, text) FROM %I', v_role);
-    END IF;
-  END LOOP;
-END
-$do$;
 
 CREATE OR REPLACE FUNCTION fencing.guard_implementation()
 RETURNS text
@@ -106,7 +78,7 @@ SET search_path = pg_catalog, pg_temp
 AS $fn$
   SELECT CASE l.lanname WHEN 'c' THEN 'native' ELSE l.lanname END
     FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
-   WHERE p.oid = 'fencing.guard()'::regprocedure
+   WHERE p.oid = to_regprocedure('fencing.guard()')
 $fn$;
 COMMENT ON FUNCTION fencing.guard_implementation() IS
   'Which implementation fencing.guard() currently has: native (C, migrations/native) or plpgsql.';
@@ -142,9 +114,11 @@ $fn$;
 COMMENT ON FUNCTION fencing.use_native_guard(text) IS
   'Switches fencing.guard() to the C implementation (superuser; the library must be loadable). Raises FL008 and changes nothing otherwise.';
 
--- The PL/pgSQL guard: its only definition (the body inside). Fast path: ONE expression over two settings, no lock,
--- no read (PL/pgSQL pays a per-transaction set-up per expression, so the fast path is kept to a single one).
--- TG_ARGV[0] = 'fencing.entered_<lock_key>', TG_ARGV[1] = resource (set by protect_table).
+-- The PL/pgSQL guard: its only definition (the body inside). TG_ARGV[0] = the resource's lock_key, TG_ARGV[1] = the
+-- resource (set by protect_table). Its common case — a term for this resource under READ COMMITTED, no break-glass —
+-- enters here: the fence lock, then (a new statement, so a snapshot taken after the lock was granted) the mark equal
+-- to the term. It keeps no state: every firing enters again (re-taking a lock this transaction holds is cheap).
+-- Everything else goes to guard_slow(), which decides exactly as the native guard's slow path.
 CREATE OR REPLACE FUNCTION fencing.use_plpgsql_guard()
 RETURNS text
 LANGUAGE plpgsql
@@ -156,16 +130,26 @@ BEGIN
   LANGUAGE plpgsql
   SECURITY DEFINER
   AS $guard$
+  DECLARE
+    v_term   text := pg_catalog.current_setting('fencing.term', true);
+    v_leader text := pg_catalog.current_setting('fencing.leader_id', true);
   BEGIN
     -- Operators schema-qualified: the guard runs with the caller's search_path (a SET clause would cost every call),
-    -- and a caller may have created its own text operators in a schema on that path. Every name below is qualified,
-    -- so running as the owner (to reach guard_slow, which nobody else may call) runs nothing of the caller's.
-    IF pg_catalog.current_setting(TG_ARGV[0], true) OPERATOR(pg_catalog.<>) ''
-       AND COALESCE(pg_catalog.current_setting('fencing.term', true), '')
-           OPERATOR(pg_catalog.=) ANY (ARRAY['', pg_catalog.current_setting(TG_ARGV[0], true)]) THEN
-      RETURN NULL;
+    -- and a caller may have created its own operators in a schema on that path.
+    IF v_term OPERATOR(pg_catalog.~) '^[1-9][0-9]{0,17}$'
+       AND COALESCE(pg_catalog.current_setting('fencing.break_glass', true), '') OPERATOR(pg_catalog.=) ''
+       AND COALESCE(pg_catalog.current_setting('fencing.resource', true), '') OPERATOR(pg_catalog.=) ANY (ARRAY['', TG_ARGV[1]])
+       AND pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.=) 'read committed' THEN
+      PERFORM pg_catalog.pg_advisory_xact_lock_shared(1178946115, TG_ARGV[0]::integer);
+      IF EXISTS (SELECT 1 FROM fencing.high_water_mark m
+                  WHERE m.lock_key OPERATOR(pg_catalog.=) TG_ARGV[0]::bigint
+                    AND m.highest_accepted OPERATOR(pg_catalog.=) v_term::bigint
+                    AND (m.leader_id IS NULL OR COALESCE(v_leader, '') OPERATOR(pg_catalog.=) ''
+                         OR m.leader_id OPERATOR(pg_catalog.=) v_leader)) THEN
+        RETURN NULL;
+      END IF;
     END IF;
-    PERFORM fencing.guard_slow(TG_ARGV[1], TG_TABLE_SCHEMA, TG_TABLE_NAME, TG_OP, pg_catalog.current_setting('fencing.term', true));
+    PERFORM fencing.guard_slow(TG_ARGV[1], TG_TABLE_SCHEMA, TG_TABLE_NAME, TG_OP, v_term);
     RETURN NULL;
   END
   $guard$;
@@ -175,16 +159,27 @@ $fn$;
 COMMENT ON FUNCTION fencing.use_plpgsql_guard() IS
   'Switches fencing.guard() back to the PL/pgSQL implementation (e.g. before moving the database to a server without the native library).';
 
--- Whichever implementation fencing.guard() has keeps it; a PL/pgSQL guard is refreshed to the body above. Either
--- runs as the owner (the native one was created before it did). EXECUTE on it stays revoked from PUBLIC: only the
--- owner attaches it (protect_table); firing a trigger needs no right on its function.
+-- A new schema gets the native guard when this role can load it (a superuser, the library on the server's
+-- dynamic_library_path), the PL/pgSQL one otherwise; later runs keep whichever it has, refreshed to the current body.
+-- Either runs as the owner. EXECUTE on it stays revoked from PUBLIC: only the owner attaches it (protect_table);
+-- firing a trigger needs no right on its function.
 DO $do$
 BEGIN
-  IF fencing.guard_implementation() = 'plpgsql' THEN
+  IF fencing.guard_implementation() IS DISTINCT FROM 'plpgsql' THEN
+    BEGIN
+      PERFORM fencing.use_native_guard();
+      RAISE NOTICE 'fencing: fencing.guard() is the native (C) guard';
+    EXCEPTION WHEN sqlstate 'FL008' THEN
+      RAISE NOTICE 'fencing: fencing.guard() is PL/pgSQL: %', SQLERRM;
+      PERFORM fencing.use_plpgsql_guard();
+    END;
+  ELSE
     PERFORM fencing.use_plpgsql_guard();
   END IF;
 END
 $do$;
-ALTER FUNCTION fencing.guard() SECURITY DEFINER;
 COMMENT ON FUNCTION fencing.guard() IS
-  'Statement trigger on protected tables: allows writes of sessions entered at the current term (fencing.term empty or equal); otherwise enters with fencing.term, honours audited break-glass, or rejects (FL001/FL002) and audits via dblink.';
+  'Statement trigger on protected tables: enters the transaction at fencing.term (taking the fence lock, advancing the mark when the term is newer and fencing.resource names the resource), honours audited break-glass, or rejects (FL001/FL002/...) and audits via dblink.';
+
+REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA fencing FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fencing.guard_implementation() TO fencing_app, fencing_auditor, fencing_admin;

@@ -86,7 +86,9 @@ BEGIN
     RAISE EXCEPTION USING ERRCODE = 'FL006',
       MESSAGE = format('fencing.protect_table: %s already has a column fencing_term of type %s (bigint expected)', p_tbl, v_coltype);
   END IF;
-  v_trigger := EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgrelid = p_tbl AND t.tgname = 'fencing_guard' AND NOT t.tgisinternal);
+  -- A trigger of an earlier version (other arguments) counts as missing: it is replaced below.
+  v_trigger := EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgrelid = p_tbl AND t.tgname = 'fencing_guard' AND NOT t.tgisinternal
+                         AND t.tgnargs = 2 AND encode(t.tgargs, 'escape') = v_key || '\000' || p_resource || '\000');
   IF v_existing IS NOT NULL AND v_coltype IS NOT NULL AND v_trigger THEN
     RETURN false;                              -- idempotent: no lock taken, nothing altered
   END IF;
@@ -98,8 +100,12 @@ BEGIN
       EXECUTE format('ALTER TABLE %s ADD COLUMN fencing_term bigint', p_tbl);   -- children inherit it
     END IF;
     IF NOT v_trigger THEN
-      EXECUTE format('CREATE TRIGGER fencing_guard BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON %s '
-                     'FOR EACH STATEMENT EXECUTE FUNCTION fencing.guard(%L, %L)', p_tbl, 'fencing.entered_' || v_key, p_resource);
+      -- Arguments: the resource's lock_key (the fence lock's second key) and the resource. A foreign table (a foreign
+      -- partition) gets the same trigger: PostgreSQL fires statement triggers on foreign tables too.
+      EXECUTE format('CREATE OR REPLACE TRIGGER fencing_guard BEFORE INSERT OR UPDATE OR DELETE %s ON %s '
+                     'FOR EACH STATEMENT EXECUTE FUNCTION fencing.guard(%L, %L)',
+                     CASE WHEN (SELECT relkind FROM pg_class WHERE oid = p_tbl) = 'f' THEN '' ELSE 'OR TRUNCATE' END,
+                     p_tbl, v_key::text, p_resource);
     END IF;
   EXCEPTION WHEN lock_not_available THEN
     RAISE EXCEPTION USING ERRCODE = '55P03',
@@ -243,7 +249,7 @@ SET search_path = pg_catalog, pg_temp
 AS $fn$
 BEGIN
   DELETE FROM fencing.protected_table
-   WHERE tbl::oid IN (SELECT o.objid FROM pg_event_trigger_dropped_objects() o WHERE o.object_type = 'table');
+   WHERE tbl::oid IN (SELECT o.objid FROM pg_event_trigger_dropped_objects() o WHERE o.object_type IN ('table', 'foreign table'));
 END
 $fn$;
 
@@ -260,11 +266,19 @@ BEGIN
       HINT = 'Without them, protect_table refuses partitioned tables and tables with children; protect each child yourself.';
   END IF;
   IF NOT EXISTS (SELECT 1 FROM pg_event_trigger WHERE evtname = 'fencing_protect_new_children') THEN
-    CREATE EVENT TRIGGER fencing_protect_new_children ON ddl_command_end WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE')
+    CREATE EVENT TRIGGER fencing_protect_new_children ON ddl_command_end
+      WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE', 'CREATE FOREIGN TABLE', 'ALTER FOREIGN TABLE', 'CREATE TABLE AS')
+      EXECUTE FUNCTION fencing.protect_new_children();
+  ELSIF NOT EXISTS (SELECT 1 FROM pg_event_trigger WHERE evtname = 'fencing_protect_new_children'
+                       AND evttags @> ARRAY['CREATE FOREIGN TABLE']) THEN
+    -- Created by a development version, which did not look at foreign tables (partitions can be foreign).
+    DROP EVENT TRIGGER fencing_protect_new_children;
+    CREATE EVENT TRIGGER fencing_protect_new_children ON ddl_command_end
+      WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE', 'CREATE FOREIGN TABLE', 'ALTER FOREIGN TABLE', 'CREATE TABLE AS')
       EXECUTE FUNCTION fencing.protect_new_children();
   END IF;
   IF NOT EXISTS (SELECT 1 FROM pg_event_trigger WHERE evtname = 'fencing_forget_dropped_tables') THEN
-    CREATE EVENT TRIGGER fencing_forget_dropped_tables ON sql_drop WHEN TAG IN ('DROP TABLE', 'DROP SCHEMA', 'DROP OWNED')
+    CREATE EVENT TRIGGER fencing_forget_dropped_tables ON sql_drop WHEN TAG IN ('DROP TABLE', 'DROP FOREIGN TABLE', 'DROP SCHEMA', 'DROP OWNED')
       EXECUTE FUNCTION fencing.forget_dropped_tables();
   END IF;
   ALTER EVENT TRIGGER fencing_protect_new_children ENABLE ALWAYS;
@@ -289,10 +303,9 @@ SELECT i.inhrelid::regclass AS child, i.inhparent::regclass AS parent, p.resourc
   FROM pg_inherits i JOIN fencing.protected_table p ON p.tbl = i.inhparent
  WHERE NOT EXISTS (SELECT 1 FROM fencing.protected_table q WHERE q.tbl = i.inhrelid);
 
-REVOKE EXECUTE ON FUNCTION fencing.register_protected(regclass, text, regclass), fencing.unregister_protected(regclass),
-  fencing.protect_one(regclass, text, regclass, text), fencing.descendants(regclass),
-  fencing.children_protected_automatically(), fencing.protect_new_children(), fencing.forget_dropped_tables(),
-  fencing.install_event_triggers() FROM PUBLIC;
+REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA fencing FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fencing.protect_table(regclass, text, text), fencing.unprotect_table(regclass, text)
+  TO fencing_admin;
 GRANT EXECUTE ON FUNCTION fencing.register_protected(regclass, text, regclass), fencing.unregister_protected(regclass),
   fencing.protect_one(regclass, text, regclass, text), fencing.descendants(regclass),
   fencing.children_protected_automatically() TO fencing_admin;

@@ -32,16 +32,6 @@ SELECT date_trunc('day', r.rejected_at) AS day,
   FROM fencing.rejected_write r
  GROUP BY 1, 2, 3, 4;
 
--- Sessions entered for a resource: registered by fencing.enter() (session scope), or holding the resource's shared
--- advisory lock (an entering in progress, or transaction scope). An advance terminates all of them.
-CREATE OR REPLACE VIEW fencing.entered_sessions AS
-SELECT m.resource, a.pid, a.usename, a.application_name, a.client_addr, a.state, a.xact_start, a.state_change
-  FROM pg_locks l
-  JOIN fencing.high_water_mark m ON l.objid = m.lock_key::oid
-  LEFT JOIN pg_stat_activity a ON a.pid = l.pid
- WHERE l.locktype = 'advisory' AND l.classid = 1178946115::oid AND l.objsubid = 2 AND l.mode = 'ShareLock' AND l.granted
-   AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-UNION
-SELECT e.resource, a.pid, a.usename, a.application_name, a.client_addr, a.state, a.xact_start, a.state_change
-  FROM fencing.entered_session e
-  JOIN pg_stat_activity a ON a.pid = e.pid AND (e.backend_start IS NULL OR a.backend_start IS NULL OR a.backend_start = e.backend_start);
+REVOKE ALL ON fencing.current_marks, fencing.recent_rejections, fencing.rejections_daily FROM PUBLIC;
+GRANT SELECT ON fencing.current_marks TO fencing_app, fencing_auditor, fencing_admin;
+GRANT SELECT ON fencing.recent_rejections, fencing.rejections_daily TO fencing_auditor, fencing_admin;
