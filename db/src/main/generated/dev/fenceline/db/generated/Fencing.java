@@ -6,8 +6,7 @@ package dev.fenceline.db.generated;
 
 import dev.fenceline.db.generated.tables.BreakGlassLog;
 import dev.fenceline.db.generated.tables.CurrentMarks;
-import dev.fenceline.db.generated.tables.EnteredSession;
-import dev.fenceline.db.generated.tables.EnteredSessions;
+import dev.fenceline.db.generated.tables.EnteredTransactions;
 import dev.fenceline.db.generated.tables.HighWaterMark;
 import dev.fenceline.db.generated.tables.ProtectedTable;
 import dev.fenceline.db.generated.tables.RecentRejections;
@@ -51,20 +50,13 @@ public class Fencing extends SchemaImpl {
     public final CurrentMarks CURRENT_MARKS = CurrentMarks.CURRENT_MARKS;
 
     /**
-     * Backends entered for a resource by fencing.enter() (session scope). The
-     * next advance terminates each live one, even if it released its advisory
-     * lock.
+     * The table <code>fencing.entered_transactions</code>.
      */
-    public final EnteredSession ENTERED_SESSION = EnteredSession.ENTERED_SESSION;
-
-    /**
-     * The table <code>fencing.entered_sessions</code>.
-     */
-    public final EnteredSessions ENTERED_SESSIONS = EnteredSessions.ENTERED_SESSIONS;
+    public final EnteredTransactions ENTERED_TRANSACTIONS = EnteredTransactions.ENTERED_TRANSACTIONS;
 
     /**
      * One row per fenced resource: the highest term PostgreSQL has accepted.
-     * Only fencing.enter() moves it, upwards only.
+     * Only fencing.advance() moves it, upwards only.
      */
     public final HighWaterMark HIGH_WATER_MARK = HighWaterMark.HIGH_WATER_MARK;
 
@@ -125,8 +117,7 @@ public class Fencing extends SchemaImpl {
         return Arrays.asList(
             BreakGlassLog.BREAK_GLASS_LOG,
             CurrentMarks.CURRENT_MARKS,
-            EnteredSession.ENTERED_SESSION,
-            EnteredSessions.ENTERED_SESSIONS,
+            EnteredTransactions.ENTERED_TRANSACTIONS,
             HighWaterMark.HIGH_WATER_MARK,
             ProtectedTable.PROTECTED_TABLE,
             RecentRejections.RECENT_REJECTIONS,

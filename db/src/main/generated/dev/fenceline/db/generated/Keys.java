@@ -5,14 +5,12 @@ package dev.fenceline.db.generated;
 
 
 import dev.fenceline.db.generated.tables.BreakGlassLog;
-import dev.fenceline.db.generated.tables.EnteredSession;
 import dev.fenceline.db.generated.tables.HighWaterMark;
 import dev.fenceline.db.generated.tables.ProtectedTable;
 import dev.fenceline.db.generated.tables.RejectedWrite;
 import dev.fenceline.db.generated.tables.Settings;
 import dev.fenceline.db.generated.tables.TermHistory;
 import dev.fenceline.db.generated.tables.records.BreakGlassLogRecord;
-import dev.fenceline.db.generated.tables.records.EnteredSessionRecord;
 import dev.fenceline.db.generated.tables.records.HighWaterMarkRecord;
 import dev.fenceline.db.generated.tables.records.ProtectedTableRecord;
 import dev.fenceline.db.generated.tables.records.RejectedWriteRecord;
@@ -38,7 +36,6 @@ public class Keys {
     // -------------------------------------------------------------------------
 
     public static final UniqueKey<BreakGlassLogRecord> BREAK_GLASS_LOG_PKEY = Internal.createUniqueKey(BreakGlassLog.BREAK_GLASS_LOG, DSL.name("break_glass_log_pkey"), new TableField[] { BreakGlassLog.BREAK_GLASS_LOG.ID }, true);
-    public static final UniqueKey<EnteredSessionRecord> ENTERED_SESSION_PK = Internal.createUniqueKey(EnteredSession.ENTERED_SESSION, DSL.name("entered_session_pk"), new TableField[] { EnteredSession.ENTERED_SESSION.RESOURCE, EnteredSession.ENTERED_SESSION.PID }, true);
     public static final UniqueKey<HighWaterMarkRecord> HIGH_WATER_MARK_LOCK_KEY_KEY = Internal.createUniqueKey(HighWaterMark.HIGH_WATER_MARK, DSL.name("high_water_mark_lock_key_key"), new TableField[] { HighWaterMark.HIGH_WATER_MARK.LOCK_KEY }, true);
     public static final UniqueKey<HighWaterMarkRecord> HIGH_WATER_MARK_PKEY = Internal.createUniqueKey(HighWaterMark.HIGH_WATER_MARK, DSL.name("high_water_mark_pkey"), new TableField[] { HighWaterMark.HIGH_WATER_MARK.RESOURCE }, true);
     public static final UniqueKey<ProtectedTableRecord> PROTECTED_TABLE_PKEY = Internal.createUniqueKey(ProtectedTable.PROTECTED_TABLE, DSL.name("protected_table_pkey"), new TableField[] { ProtectedTable.PROTECTED_TABLE.TBL }, true);

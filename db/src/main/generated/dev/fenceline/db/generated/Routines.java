@@ -5,14 +5,10 @@ package dev.fenceline.db.generated;
 
 
 import dev.fenceline.db.generated.routines.CheckLeaderId;
-import dev.fenceline.db.generated.routines.ClearFenceSquatters;
 import dev.fenceline.db.generated.routines.Enter;
-import dev.fenceline.db.generated.routines.EnterTransaction;
 import dev.fenceline.db.generated.routines.GuardImplementation;
-import dev.fenceline.db.generated.routines.LeaderIdFits;
 import dev.fenceline.db.generated.routines.RecordRejection;
 import dev.fenceline.db.generated.routines.RegisterResource;
-import dev.fenceline.db.generated.routines.TakeFenceShare;
 import dev.fenceline.db.generated.routines.UseNativeGuard;
 import dev.fenceline.db.generated.routines.UsePlpgsqlGuard;
 
@@ -38,44 +34,6 @@ public class Routines {
         p.setPLeaderId(pLeaderId);
 
         p.execute(configuration);
-    }
-
-    /**
-     * Call <code>fencing.clear_fence_squatters</code>
-     */
-    public static Integer clearFenceSquatters(
-          Configuration configuration
-        , Long pKey
-    ) {
-        ClearFenceSquatters f = new ClearFenceSquatters();
-        f.setPKey(pKey);
-
-        f.execute(configuration);
-        return f.getReturnValue();
-    }
-
-    /**
-     * Get <code>fencing.clear_fence_squatters</code> as a field.
-     */
-    public static Field<Integer> clearFenceSquatters(
-          Long pKey
-    ) {
-        ClearFenceSquatters f = new ClearFenceSquatters();
-        f.setPKey(pKey);
-
-        return f.asField();
-    }
-
-    /**
-     * Get <code>fencing.clear_fence_squatters</code> as a field.
-     */
-    public static Field<Integer> clearFenceSquatters(
-          Field<Long> pKey
-    ) {
-        ClearFenceSquatters f = new ClearFenceSquatters();
-        f.setPKey(pKey);
-
-        return f.asField();
     }
 
     /**
@@ -129,56 +87,6 @@ public class Routines {
     }
 
     /**
-     * Call <code>fencing.enter_transaction</code>
-     */
-    public static Long enterTransaction(
-          Configuration configuration
-        , String pResource
-        , Long pTerm
-        , String pLeaderId
-    ) {
-        EnterTransaction f = new EnterTransaction();
-        f.setPResource(pResource);
-        f.setPTerm(pTerm);
-        f.setPLeaderId(pLeaderId);
-
-        f.execute(configuration);
-        return f.getReturnValue();
-    }
-
-    /**
-     * Get <code>fencing.enter_transaction</code> as a field.
-     */
-    public static Field<Long> enterTransaction(
-          String pResource
-        , Long pTerm
-        , String pLeaderId
-    ) {
-        EnterTransaction f = new EnterTransaction();
-        f.setPResource(pResource);
-        f.setPTerm(pTerm);
-        f.setPLeaderId(pLeaderId);
-
-        return f.asField();
-    }
-
-    /**
-     * Get <code>fencing.enter_transaction</code> as a field.
-     */
-    public static Field<Long> enterTransaction(
-          Field<String> pResource
-        , Field<Long> pTerm
-        , Field<String> pLeaderId
-    ) {
-        EnterTransaction f = new EnterTransaction();
-        f.setPResource(pResource);
-        f.setPTerm(pTerm);
-        f.setPLeaderId(pLeaderId);
-
-        return f.asField();
-    }
-
-    /**
      * Call <code>fencing.guard_implementation</code>
      */
     public static String guardImplementation(
@@ -195,44 +103,6 @@ public class Routines {
      */
     public static Field<String> guardImplementation() {
         GuardImplementation f = new GuardImplementation();
-
-        return f.asField();
-    }
-
-    /**
-     * Call <code>fencing.leader_id_fits</code>
-     */
-    public static Boolean leaderIdFits(
-          Configuration configuration
-        , String pLeaderId
-    ) {
-        LeaderIdFits f = new LeaderIdFits();
-        f.setPLeaderId(pLeaderId);
-
-        f.execute(configuration);
-        return f.getReturnValue();
-    }
-
-    /**
-     * Get <code>fencing.leader_id_fits</code> as a field.
-     */
-    public static Field<Boolean> leaderIdFits(
-          String pLeaderId
-    ) {
-        LeaderIdFits f = new LeaderIdFits();
-        f.setPLeaderId(pLeaderId);
-
-        return f.asField();
-    }
-
-    /**
-     * Get <code>fencing.leader_id_fits</code> as a field.
-     */
-    public static Field<Boolean> leaderIdFits(
-          Field<String> pLeaderId
-    ) {
-        LeaderIdFits f = new LeaderIdFits();
-        f.setPLeaderId(pLeaderId);
 
         return f.asField();
     }
@@ -377,21 +247,6 @@ public class Routines {
         f.setPResource(pResource);
 
         return f.asField();
-    }
-
-    /**
-     * Call <code>fencing.take_fence_share</code>
-     */
-    public static void takeFenceShare(
-          Configuration configuration
-        , Long pKey
-        , Boolean pSession
-    ) {
-        TakeFenceShare p = new TakeFenceShare();
-        p.setPKey(pKey);
-        p.setPSession(pSession);
-
-        p.execute(configuration);
     }
 
     /**

@@ -6,8 +6,7 @@ package dev.fenceline.db.generated;
 
 import dev.fenceline.db.generated.tables.BreakGlassLog;
 import dev.fenceline.db.generated.tables.CurrentMarks;
-import dev.fenceline.db.generated.tables.EnteredSession;
-import dev.fenceline.db.generated.tables.EnteredSessions;
+import dev.fenceline.db.generated.tables.EnteredTransactions;
 import dev.fenceline.db.generated.tables.HighWaterMark;
 import dev.fenceline.db.generated.tables.ProtectedTable;
 import dev.fenceline.db.generated.tables.RecentRejections;
@@ -37,20 +36,13 @@ public class Tables {
     public static final CurrentMarks CURRENT_MARKS = CurrentMarks.CURRENT_MARKS;
 
     /**
-     * Backends entered for a resource by fencing.enter() (session scope). The
-     * next advance terminates each live one, even if it released its advisory
-     * lock.
+     * The table <code>fencing.entered_transactions</code>.
      */
-    public static final EnteredSession ENTERED_SESSION = EnteredSession.ENTERED_SESSION;
-
-    /**
-     * The table <code>fencing.entered_sessions</code>.
-     */
-    public static final EnteredSessions ENTERED_SESSIONS = EnteredSessions.ENTERED_SESSIONS;
+    public static final EnteredTransactions ENTERED_TRANSACTIONS = EnteredTransactions.ENTERED_TRANSACTIONS;
 
     /**
      * One row per fenced resource: the highest term PostgreSQL has accepted.
-     * Only fencing.enter() moves it, upwards only.
+     * Only fencing.advance() moves it, upwards only.
      */
     public static final HighWaterMark HIGH_WATER_MARK = HighWaterMark.HIGH_WATER_MARK;
 

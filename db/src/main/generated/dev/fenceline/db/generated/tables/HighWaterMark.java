@@ -42,7 +42,7 @@ import org.jooq.impl.TableImpl;
 
 /**
  * One row per fenced resource: the highest term PostgreSQL has accepted. Only
- * fencing.enter() moves it, upwards only.
+ * fencing.advance() moves it, upwards only.
  */
 @SuppressWarnings({ "all", "unchecked", "rawtypes" })
 public class HighWaterMark extends TableImpl<HighWaterMarkRecord> {
@@ -84,17 +84,18 @@ public class HighWaterMark extends TableImpl<HighWaterMarkRecord> {
 
     /**
      * The column <code>fencing.high_water_mark.lock_key</code>. Second key of
-     * the advisory lock (1178946115, lock_key) that sessions entered at the
-     * current term hold in shared mode.
+     * the fence lock: the transaction-level advisory lock (1178946115,
+     * lock_key), held shared by every transaction entered at the current term
+     * and exclusively by an advance.
      */
-    public final TableField<HighWaterMarkRecord, Long> LOCK_KEY = createField(DSL.name("lock_key"), SQLDataType.BIGINT.nullable(false).identity(true), this, "Second key of the advisory lock (1178946115, lock_key) that sessions entered at the current term hold in shared mode.");
+    public final TableField<HighWaterMarkRecord, Long> LOCK_KEY = createField(DSL.name("lock_key"), SQLDataType.BIGINT.nullable(false).identity(true), this, "Second key of the fence lock: the transaction-level advisory lock (1178946115, lock_key), held shared by every transaction entered at the current term and exclusively by an advance.");
 
     private HighWaterMark(Name alias, Table<HighWaterMarkRecord> aliased) {
         this(alias, aliased, (Field<?>[]) null, null);
     }
 
     private HighWaterMark(Name alias, Table<HighWaterMarkRecord> aliased, Field<?>[] parameters, Condition where) {
-        super(alias, null, aliased, parameters, DSL.comment("One row per fenced resource: the highest term PostgreSQL has accepted. Only fencing.enter() moves it, upwards only."), TableOptions.table(), where);
+        super(alias, null, aliased, parameters, DSL.comment("One row per fenced resource: the highest term PostgreSQL has accepted. Only fencing.advance() moves it, upwards only."), TableOptions.table(), where);
     }
 
     /**

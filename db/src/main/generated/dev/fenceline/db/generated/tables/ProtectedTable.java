@@ -75,16 +75,6 @@ public class ProtectedTable extends TableImpl<ProtectedTableRecord> {
     public final TableField<ProtectedTableRecord, String> RESOURCE = createField(DSL.name("resource"), SQLDataType.CLOB.nullable(false), this, "");
 
     /**
-     * The column <code>fencing.protected_table.protected_at</code>.
-     */
-    public final TableField<ProtectedTableRecord, OffsetDateTime> PROTECTED_AT = createField(DSL.name("protected_at"), SQLDataType.TIMESTAMPWITHTIMEZONE(6).nullable(false).defaultValue(DSL.field(DSL.raw("clock_timestamp()"), SQLDataType.TIMESTAMPWITHTIMEZONE)), this, "");
-
-    /**
-     * The column <code>fencing.protected_table.protected_by</code>.
-     */
-    public final TableField<ProtectedTableRecord, String> PROTECTED_BY = createField(DSL.name("protected_by"), SQLDataType.CLOB.nullable(false).defaultValue(DSL.field(DSL.raw("SESSION_USER"), SQLDataType.CLOB)), this, "");
-
-    /**
      * @deprecated Unknown data type. If this is a qualified, user-defined type,
      * it may have been excluded from code generation. If this is a built-in
      * type, you can define an explicit {@link org.jooq.Binding} to specify how
@@ -94,6 +84,16 @@ public class ProtectedTable extends TableImpl<ProtectedTableRecord> {
      */
     @Deprecated
     public final TableField<ProtectedTableRecord, Object> PARENT = createField(DSL.name("parent"), DefaultDataType.getDefaultDataType("\"pg_catalog\".\"regclass\""), this, "NULL when protected by protect_table() itself; otherwise the protected table this partition or inheritance child is protected with.");
+
+    /**
+     * The column <code>fencing.protected_table.protected_at</code>.
+     */
+    public final TableField<ProtectedTableRecord, OffsetDateTime> PROTECTED_AT = createField(DSL.name("protected_at"), SQLDataType.TIMESTAMPWITHTIMEZONE(6).nullable(false).defaultValue(DSL.field(DSL.raw("clock_timestamp()"), SQLDataType.TIMESTAMPWITHTIMEZONE)), this, "");
+
+    /**
+     * The column <code>fencing.protected_table.protected_by</code>.
+     */
+    public final TableField<ProtectedTableRecord, String> PROTECTED_BY = createField(DSL.name("protected_by"), SQLDataType.CLOB.nullable(false).defaultValue(DSL.field(DSL.raw("SESSION_USER"), SQLDataType.CLOB)), this, "");
 
     private ProtectedTable(Name alias, Table<ProtectedTableRecord> aliased) {
         this(alias, aliased, (Field<?>[]) null, null);

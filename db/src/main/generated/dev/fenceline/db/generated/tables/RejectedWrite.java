@@ -112,11 +112,9 @@ public class RejectedWrite extends TableImpl<RejectedWriteRecord> {
     public final TableField<RejectedWriteRecord, Boolean> PAYLOAD_TRUNCATED = createField(DSL.name("payload_truncated"), SQLDataType.BOOLEAN.nullable(false).defaultValue(DSL.field(DSL.raw("false"), SQLDataType.BOOLEAN)), this, "");
 
     /**
-     * The column <code>fencing.rejected_write.reason</code>. stale_term,
-     * no_term, term_conflict, invalid_term, term_jump, unscoped_term,
-     * break_glass_refused or not_allowed (see the CHECK constraint).
+     * The column <code>fencing.rejected_write.reason</code>.
      */
-    public final TableField<RejectedWriteRecord, String> REASON = createField(DSL.name("reason"), SQLDataType.CLOB.nullable(false).defaultValue(DSL.field(DSL.raw("'stale_term'::text"), SQLDataType.CLOB)), this, "stale_term, no_term, term_conflict, invalid_term, term_jump, unscoped_term, break_glass_refused or not_allowed (see the CHECK constraint).");
+    public final TableField<RejectedWriteRecord, String> REASON = createField(DSL.name("reason"), SQLDataType.CLOB.nullable(false).defaultValue(DSL.field(DSL.raw("'stale_term'::text"), SQLDataType.CLOB)), this, "");
 
     /**
      * The column <code>fencing.rejected_write.source</code>.

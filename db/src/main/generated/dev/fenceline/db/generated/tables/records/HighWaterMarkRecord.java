@@ -14,7 +14,7 @@ import org.jooq.impl.UpdatableRecordImpl;
 
 /**
  * One row per fenced resource: the highest term PostgreSQL has accepted. Only
- * fencing.enter() moves it, upwards only.
+ * fencing.advance() moves it, upwards only.
  */
 @SuppressWarnings({ "all", "unchecked", "rawtypes" })
 public class HighWaterMarkRecord extends UpdatableRecordImpl<HighWaterMarkRecord> {
@@ -79,8 +79,9 @@ public class HighWaterMarkRecord extends UpdatableRecordImpl<HighWaterMarkRecord
 
     /**
      * Setter for <code>fencing.high_water_mark.lock_key</code>. Second key of
-     * the advisory lock (1178946115, lock_key) that sessions entered at the
-     * current term hold in shared mode.
+     * the fence lock: the transaction-level advisory lock (1178946115,
+     * lock_key), held shared by every transaction entered at the current term
+     * and exclusively by an advance.
      */
     public void setLockKey(Long value) {
         set(4, value);
@@ -88,8 +89,9 @@ public class HighWaterMarkRecord extends UpdatableRecordImpl<HighWaterMarkRecord
 
     /**
      * Getter for <code>fencing.high_water_mark.lock_key</code>. Second key of
-     * the advisory lock (1178946115, lock_key) that sessions entered at the
-     * current term hold in shared mode.
+     * the fence lock: the transaction-level advisory lock (1178946115,
+     * lock_key), held shared by every transaction entered at the current term
+     * and exclusively by an advance.
      */
     public Long getLockKey() {
         return (Long) get(4);

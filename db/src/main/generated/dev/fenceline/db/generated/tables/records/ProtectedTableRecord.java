@@ -61,34 +61,6 @@ public class ProtectedTableRecord extends UpdatableRecordImpl<ProtectedTableReco
     }
 
     /**
-     * Setter for <code>fencing.protected_table.protected_at</code>.
-     */
-    public void setProtectedAt(OffsetDateTime value) {
-        set(2, value);
-    }
-
-    /**
-     * Getter for <code>fencing.protected_table.protected_at</code>.
-     */
-    public OffsetDateTime getProtectedAt() {
-        return (OffsetDateTime) get(2);
-    }
-
-    /**
-     * Setter for <code>fencing.protected_table.protected_by</code>.
-     */
-    public void setProtectedBy(String value) {
-        set(3, value);
-    }
-
-    /**
-     * Getter for <code>fencing.protected_table.protected_by</code>.
-     */
-    public String getProtectedBy() {
-        return (String) get(3);
-    }
-
-    /**
      * @deprecated Unknown data type. If this is a qualified, user-defined type,
      * it may have been excluded from code generation. If this is a built-in
      * type, you can define an explicit {@link org.jooq.Binding} to specify how
@@ -98,7 +70,7 @@ public class ProtectedTableRecord extends UpdatableRecordImpl<ProtectedTableReco
      */
     @Deprecated
     public void setParent(Object value) {
-        set(4, value);
+        set(2, value);
     }
 
     /**
@@ -111,7 +83,35 @@ public class ProtectedTableRecord extends UpdatableRecordImpl<ProtectedTableReco
      */
     @Deprecated
     public Object getParent() {
-        return get(4);
+        return get(2);
+    }
+
+    /**
+     * Setter for <code>fencing.protected_table.protected_at</code>.
+     */
+    public void setProtectedAt(OffsetDateTime value) {
+        set(3, value);
+    }
+
+    /**
+     * Getter for <code>fencing.protected_table.protected_at</code>.
+     */
+    public OffsetDateTime getProtectedAt() {
+        return (OffsetDateTime) get(3);
+    }
+
+    /**
+     * Setter for <code>fencing.protected_table.protected_by</code>.
+     */
+    public void setProtectedBy(String value) {
+        set(4, value);
+    }
+
+    /**
+     * Getter for <code>fencing.protected_table.protected_by</code>.
+     */
+    public String getProtectedBy() {
+        return (String) get(4);
     }
 
     // -------------------------------------------------------------------------
@@ -137,14 +137,14 @@ public class ProtectedTableRecord extends UpdatableRecordImpl<ProtectedTableReco
     /**
      * Create a detached, initialised ProtectedTableRecord
      */
-    public ProtectedTableRecord(Object tbl, String resource, OffsetDateTime protectedAt, String protectedBy, Object parent) {
+    public ProtectedTableRecord(Object tbl, String resource, Object parent, OffsetDateTime protectedAt, String protectedBy) {
         super(ProtectedTable.PROTECTED_TABLE);
 
         setTbl(tbl);
         setResource(resource);
+        setParent(parent);
         setProtectedAt(protectedAt);
         setProtectedBy(protectedBy);
-        setParent(parent);
         resetChangedOnNotNull();
     }
 }

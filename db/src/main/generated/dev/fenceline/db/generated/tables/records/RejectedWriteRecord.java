@@ -167,18 +167,14 @@ public class RejectedWriteRecord extends UpdatableRecordImpl<RejectedWriteRecord
     }
 
     /**
-     * Setter for <code>fencing.rejected_write.reason</code>. stale_term,
-     * no_term, term_conflict, invalid_term, term_jump, unscoped_term,
-     * break_glass_refused or not_allowed (see the CHECK constraint).
+     * Setter for <code>fencing.rejected_write.reason</code>.
      */
     public void setReason(String value) {
         set(10, value);
     }
 
     /**
-     * Getter for <code>fencing.rejected_write.reason</code>. stale_term,
-     * no_term, term_conflict, invalid_term, term_jump, unscoped_term,
-     * break_glass_refused or not_allowed (see the CHECK constraint).
+     * Getter for <code>fencing.rejected_write.reason</code>.
      */
     public String getReason() {
         return (String) get(10);
