@@ -122,6 +122,22 @@ class AuditPathIT {
 
     @Test
     void claimsForEveryReasonAreCheckedAgainstTheSessionAndTheMark() throws Exception {
+        // No application role may execute the trigger's audit entry; its claim checks are a second line of defence,
+        // exercised here by a role granted it for this test only.
+        String signature = "fencing.audit_autonomously(text, bigint, text, text, text, text)";
+        try (Connection c = f.asSuperuser(); Statement s = c.createStatement()) {
+            s.execute("GRANT EXECUTE ON FUNCTION " + signature + " TO audit_app");
+        }
+        try {
+            checkClaims();
+        } finally {
+            try (Connection c = f.asSuperuser(); Statement s = c.createStatement()) {
+                s.execute("REVOKE EXECUTE ON FUNCTION " + signature + " FROM audit_app");
+            }
+        }
+    }
+
+    private void checkClaims() throws Exception {
         String audit = "SELECT fencing.audit_autonomously('ledger', %s, %s, %s, %s, '%s')";
         try (Connection c = f.asApp("claims"); Statement s = c.createStatement()) {
             // invalid_term: true only while this session's fencing.term is not a positive bigint.
@@ -208,10 +224,10 @@ class AuditPathIT {
             s.execute("SET fencing.term = '5'");
             rejected(s, "SELECT fencing.record_rejection('ledger', NULL, 5, 'x', 'public.payment', 'INSERT', 'k', NULL,"
                     + " 'no_term')", "FL003");
-            // The trigger's entry point checks the same way (and the table must be protected for the resource).
-            assertThat(text(s, "SELECT fencing.audit_autonomously('ledger', 7, 'x', 'public.payment', 'INSERT', 'stale_term')")).isEqualTo("f");
-            assertThat(text(s, "SELECT fencing.audit_autonomously('ledger', NULL, 'x', 'public.payment', 'DELETE', 'no_term')")).isEqualTo("f");
-            assertThat(text(s, "SELECT fencing.audit_autonomously('ledger', 4, 'x', 'public.elsewhere', 'INSERT', 'stale_term')")).isEqualTo("f");
+            // The trigger's entry point is not theirs to call at all.
+            rejected(s, "SELECT fencing.audit_autonomously('ledger', 7, 'x', 'public.payment', 'INSERT', 'stale_term')", "42501");
+            rejected(s, "SELECT fencing.audit_autonomously('ledger', NULL, 'x', 'public.payment', 'DELETE', 'no_term')", "42501");
+            rejected(s, "SELECT fencing.audit_autonomously('ledger', 4, 'x', 'public.elsewhere', 'INSERT', 'stale_term')", "42501");
             assertThat(f.count("SELECT count(*) FROM fencing.rejected_write")).isEqualTo(before);
 
             // A true claim is recorded, but who, from where and against which mark is the database's word.
@@ -237,10 +253,11 @@ class AuditPathIT {
         long before = f.count("SELECT count(*) FROM fencing.break_glass_log");
         try (Connection c = f.as("audit_bob", "bob-password-0123456789", "bob"); Statement s = c.createStatement()) {
             c.setAutoCommit(false);
-            rejected(s, "SELECT fencing.log_break_glass('ledger', 'public.payment', 'UPDATE', 'fix', 'audit_bob')", "FL007");
+            // Only the guard logs break-glass (it runs as the owner): no member may call the log itself.
+            rejected(s, "SELECT fencing.log_break_glass('ledger', 'public.payment', 'UPDATE', 'fix', 'audit_bob')", "42501");
             c.rollback();
             s.execute("SET LOCAL fencing.break_glass = 'INC-7'");
-            rejected(s, "SELECT fencing.log_break_glass('ledger', 'public.payment', 'UPDATE', 'fix', 'audit_alice')", "FL007");
+            rejected(s, "SELECT fencing.log_break_glass('ledger', 'public.payment', 'UPDATE', 'fix', 'audit_alice')", "42501");
             c.rollback();
         }
         assertThat(f.count("SELECT count(*) FROM fencing.break_glass_log")).isEqualTo(before);
