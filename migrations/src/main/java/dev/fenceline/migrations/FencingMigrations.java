@@ -14,7 +14,7 @@ import org.flywaydb.core.api.output.MigrateResult;
  * application's own Flyway (which normally uses {@code flyway_schema_history} in its own schema). Applying them again is
  * a no-op. The connecting role must own (or be able to create) schema {@code fencing}, create the {@code fencing_*}
  * roles unless they exist, and should be a superuser or a member of {@code pg_signal_backend} (an advance of a term
- * terminates the sessions of older terms).
+ * ends the transactions of older terms).
  */
 public final class FencingMigrations {
 
