@@ -1,8 +1,9 @@
 package dev.fenceline.fencing;
 
 /**
- * The fence could not be established or checked: an advance of the mark could not terminate the sessions of older
- * terms within {@code advance_timeout} (SQLSTATE FL005), or the database was unreachable. The transaction did not
+ * The fence could not be established or checked: an advance of the mark could not take the fence lock from the
+ * transactions of older terms within {@code advance_timeout} (SQLSTATE FL005; e.g. a prepared transaction holds it),
+ * or the database was unreachable. The transaction did not
  * commit; retrying later is safe.
  */
 public final class FenceUnavailableException extends FencingException {

@@ -14,7 +14,7 @@ import org.jooq.UpdateSetMoreStep;
  * JDBC ({@link #connection()}).
  *
  * <p>Every write to a protected table in this transaction is checked by PostgreSQL (the {@code fencing_guard}
- * statement trigger) against the session's fence, whichever way it is sent: jOOQ and plain JDBC are fenced alike.
+ * statement trigger) against the transaction's term, whichever way it is sent: jOOQ and plain JDBC are fenced alike.
  * The {@code fencing_term} column that {@code fencing.protect_table} adds is not part of that check; it records which
  * term wrote a row. {@link #update(Table)} and {@link #insertInto(Table)} stamp it on the rows they touch; plain
  * {@code dsl()} and JDBC statements leave it alone unless they set it themselves (to {@link #term()}). Do not commit,
@@ -40,10 +40,12 @@ public interface FencedContext {
      * {@code setTransactionIsolation(...)}, {@code close()} and {@code abort(...)} throw {@link java.sql.SQLException}
      * (savepoints are allowed). Like {@link #dsl()}, bound to the thread running the work and to the work's duration:
      * any call after the work returned, or from another thread, throws {@link java.sql.SQLException}. Objects reached
-     * from it lead back to this view; {@code unwrap} gives guarded interfaces only. SQL that would end the transaction
-     * ({@code COMMIT}, {@code ROLLBACK}, {@code PREPARE TRANSACTION}, {@code BEGIN}, ...) is refused with an
-     * {@link java.sql.SQLException} (SQLSTATE 0A000), here and through {@link #dsl()}; a transaction found failed or
-     * ended when the work returns is reported with {@link IllegalStateException}, never as committed.
+     * from it lead back to this view; {@code unwrap} gives guarded interfaces only. Do not end the transaction with SQL
+     * ({@code COMMIT}, {@code ROLLBACK}, {@code PREPARE TRANSACTION}, ...), here or through {@link #dsl()}: the term is
+     * the transaction's, so writes to protected tables after such SQL are rejected ({@link NotFencedException}); a
+     * transaction found failed, ended or replaced when the work returns is reported with
+     * {@link IllegalStateException}, never as committed, but what the work wrote before it ended the transaction may
+     * have been committed on its own.
      */
     Connection connection();
 

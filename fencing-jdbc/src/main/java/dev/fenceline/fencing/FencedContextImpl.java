@@ -43,8 +43,6 @@ final class FencedContextImpl implements FencedContext {
     private final Thread owner = Thread.currentThread();
     /** Written and read by the owner thread only (other threads are refused before they read it). */
     private boolean ended;
-    /** Set on the work's own thread only (the guarded objects refuse other threads). */
-    private boolean sentSql;
     private Connection view;
 
     FencedContextImpl(DSLContext dsl, FencingToken token, Connection fenced) {
@@ -118,21 +116,16 @@ final class FencedContextImpl implements FencedContext {
     }
 
     /**
-     * Whether the work sent SQL through {@link #connection()} (a statement executed, a savepoint set or rolled back to):
-     * the writer's check before COMMIT then knows that the driver's transaction was begun, so an ended one was ended by
-     * the work.
-     */
-    boolean sentSqlThroughConnection() {
-        return sentSql;
-    }
-
-    /**
      * The fenced connection minus the calls that belong to the writer, usable only by the work while it runs; and,
      * with the same rules, every JDBC object reached from it. Statements, result sets, metadata, arrays and LOBs lead
      * back to their connection ({@code getConnection()}, {@code getStatement()}, {@code unwrap}): handed out bare,
      * they would lead to the pool's connection, whose {@code commit()} is not refused. So they are handed out wrapped,
-     * their way back leads to this view, and {@code unwrap} gives interfaces only, wrapped too. SQL text that would end
-     * the transaction is refused before it is sent ({@link TransactionControl}).
+     * their way back leads to this view, and {@code unwrap} gives interfaces only, wrapped too.
+     *
+     * <p>SQL text is sent as it is. SQL that ends the transaction (COMMIT, ROLLBACK, PREPARE TRANSACTION, with or
+     * without AND CHAIN) ends the writer's settings with it: whatever the work writes to a protected table after it
+     * has no term and is rejected (FL002), and the writer's check before its COMMIT finds the transaction ended or
+     * replaced and commits nothing more ({@code fencing.check_writers_transaction}).
      */
     private final class Guarded implements InvocationHandler {
         private final Object target;
@@ -155,12 +148,6 @@ final class FencedContextImpl implements FencedContext {
                 };
             }
             checkOwner();
-            // exec*: also the driver's BaseConnection.execSQLUpdate / execSQLQuery, reached through unwrap
-            if (args != null && args.length > 0 && args[0] instanceof String sql
-                    && (name.startsWith("exec") || name.equals("addBatch")
-                        || (connection && (name.startsWith("prepare") || name.equals("nativeSQL"))))) {
-                TransactionControl.refuse(sql, "FencedContext.connection()");
-            }
             boolean rollbackToSavepoint = name.equals("rollback") && args != null && args.length == 1;
             if (connection && WRITERS_CALLS.contains(name) && !rollbackToSavepoint) {
                 throw new SQLException("FencedContext.connection()." + name + "(...) is not allowed: the fenced writer"
@@ -168,19 +155,17 @@ final class FencedContextImpl implements FencedContext {
             }
             if (connection && name.equals("getQueryExecutor")) {
                 throw new SQLException("FencedContext.connection(): getQueryExecutor() is not allowed: the driver's query"
-                        + " executor sends any SQL unchecked, including SQL that ends the fenced transaction");
+                        + " executor works on the pool's connection past this view, which is bound to the work's thread"
+                        + " and ends with the work");
             }
             if (connection && name.equals("getCopyAPI") && target instanceof org.postgresql.core.BaseConnection base) {
-                return new CheckedCopyManager(base);
+                return new BoundCopyManager(base);
             }
             if (name.equals("unwrap") && args != null && args.length == 1 && args[0] instanceof Class<?> iface) {
                 return unwrap(proxy, iface);
             }
             if (name.equals("isWrapperFor") && args != null && args.length == 1 && args[0] instanceof Class<?> iface) {
                 return iface.isInstance(proxy) || iface.isInterface() && ((Wrapper) target).isWrapperFor(iface);
-            }
-            if (name.startsWith("exec") || (connection && (name.equals("setSavepoint") || name.equals("rollback")))) {
-                sentSql = true;
             }
             Object result;
             try {
@@ -212,36 +197,30 @@ final class FencedContextImpl implements FencedContext {
     }
 
     /**
-     * COPY through {@code PGConnection.getCopyAPI()}: its SQL is checked like the connection's (every copy method of
-     * the driver's CopyManager starts through these three), since the server would run a COMMIT written after the COPY.
+     * COPY through {@code PGConnection.getCopyAPI()}: bound to the work's thread and lifetime like the connection view
+     * (every copy method of the driver's CopyManager starts through these three).
      */
-    private final class CheckedCopyManager extends org.postgresql.copy.CopyManager {
-        CheckedCopyManager(org.postgresql.core.BaseConnection base) throws SQLException {
+    private final class BoundCopyManager extends org.postgresql.copy.CopyManager {
+        BoundCopyManager(org.postgresql.core.BaseConnection base) throws SQLException {
             super(base);
         }
 
         @Override
         public org.postgresql.copy.CopyIn copyIn(String sql) throws SQLException {
-            checked(sql);
+            checkOwner();
             return super.copyIn(sql);
         }
 
         @Override
         public org.postgresql.copy.CopyOut copyOut(String sql) throws SQLException {
-            checked(sql);
+            checkOwner();
             return super.copyOut(sql);
         }
 
         @Override
         public org.postgresql.copy.CopyDual copyDual(String sql) throws SQLException {
-            checked(sql);
-            return super.copyDual(sql);
-        }
-
-        private void checked(String sql) throws SQLException {
             checkOwner();
-            TransactionControl.refuse(sql, "FencedContext.connection() CopyManager");
-            sentSql = true;
+            return super.copyDual(sql);
         }
     }
 

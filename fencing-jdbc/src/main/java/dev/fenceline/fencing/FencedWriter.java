@@ -19,9 +19,14 @@ import javax.sql.DataSource;
  * {@link CommitOutcomeUnknownException} (connection lost during COMMIT); otherwise whatever the work threw (rolled
  * back; checked exceptions wrapped in {@link FencedWorkException}).
  *
- * <p>Thread-safe; one writer per {@link DataSource} is enough. The writer does not own the data source. Use a pool
- * built by {@code dev.fenceline.db.Databases} so the fenced sessions carry {@code lock_timeout} and
- * {@code idle_in_transaction_session_timeout}.
+ * <p>Every transaction starts with one statement of the writer's own (in the same round trip as the transaction's
+ * BEGIN) that sets, for that transaction only, its isolation (READ COMMITTED), access mode (READ WRITE), the timeouts of
+ * {@link FencedWriterConfig} and the token's term, resource and leader id, and reads the mark: a term already below it
+ * is rejected before the work runs. PostgreSQL enters the transaction at the term at its first write to a protected
+ * table (advancing the mark when the term is newer). Nothing is entered beyond the transaction and nothing is left on
+ * the server session, so any pool works: direct, or through a session- or transaction-mode pooler.
+ *
+ * <p>Thread-safe; one writer per {@link DataSource} is enough. The writer does not own the data source.
  */
 public final class FencedWriter {
     private final WriterEngine engine;
@@ -76,9 +81,11 @@ public final class FencedWriter {
     }
 
     /**
-     * Enters a pooled session at the token's term without writing anything: advances the mark when the term is newer
-     * (terminating the sessions of older terms, so a deposed leader is fenced at once rather than at its next write),
-     * or throws {@link StaleTermException} (audited) when a higher term was already accepted.
+     * Enters the token's term in a transaction of its own, committed, without writing anything: advances the mark when
+     * the term is newer (terminating the transactions of older terms that hold the fence lock, so a deposed leader is
+     * fenced at once rather than at this leader's first write), or throws {@link StaleTermException} (audited) when a
+     * higher term was already accepted. Nothing of it stays entered: every transaction of the writer is entered on its
+     * own.
      */
     public void enter(FencingToken token) {
         engine.enter(token);
@@ -98,9 +105,8 @@ public final class FencedWriter {
      * Warm start: pays the one-time costs of the first fenced commit now, before this process can win a term — the
      * pool's connections, the driver's and jOOQ's classes, the writer's prepared statements and the fence functions'
      * plans on a pooled session, including the advance's path (read only; {@code fencing.warm_up} makes it refuse with
-     * FL012) — in a transaction that is rolled back. Writes nothing, advances no mark and enters no term. In session
-     * scope it leaves one thing on that pooled session: the empty temporary table the first session entering creates
-     * anyway (it keeps such a transaction from being prepared). Returns how long it took.
+     * FL012) — in a transaction that is rolled back. Writes nothing, advances no mark, enters no term beyond that
+     * transaction and leaves nothing on the server session. Returns how long it took.
      *
      * @throws FenceUnavailableException when the database cannot be reached (nothing happened)
      */

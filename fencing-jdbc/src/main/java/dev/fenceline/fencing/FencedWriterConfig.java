@@ -12,18 +12,16 @@ import java.util.Objects;
  *       cap {@code fencing.settings payload_max_bytes} (which truncates with a flag for SQL callers).</li>
  *   <li>{@code checkProtectedTables} (default true): a {@link WriteDescription}'s table must be protected for the
  *       token's resource, checked once per (resource, table) and cached.</li>
- *   <li>{@code stampTransactionTerm} (default false): also {@code SET LOCAL fencing.term} in every transaction
- *       (in the statement the writer sends first in every transaction anyway: no extra round trip). Not needed for
- *       safety: the session fence already decides; useful when other code on the same connections relies on
- *       {@code fencing.term}.</li>
+ *   <li>{@code stampTransactionTerm} (default false): no effect. Every transaction of the writer sets
+ *       {@code fencing.term}, {@code fencing.resource} and {@code fencing.leader_id} for itself.</li>
  *   <li>{@code connectionRecheckAttempts} (default 3, 1..10): after a lost connection, how many fresh connections to
  *       try when re-checking whether the term was deposed.</li>
- *   <li>{@code enterScope} (default {@link EnterScope#SESSION}): {@link EnterScope#TRANSACTION} behind a
- *       transaction-mode pooler such as PgBouncer.</li>
- *   <li>{@code lockTimeout} (default 2s, 1ms..1h) and {@code idleInTransactionSessionTimeout} (default 30s,
- *       100ms..1h): set for every transaction with {@code set_config(..., true)} in {@link EnterScope#TRANSACTION}
- *       scope, where a pooler drops the connection's {@code options}; unused in {@link EnterScope#SESSION} scope
- *       (there {@code DatabaseConfig} sets them on the connection).</li>
+ *   <li>{@code lockTimeout} (default 2s, 1ms..1h), {@code idleInTransactionSessionTimeout} (default 30s, 100ms..1h)
+ *       and {@code statementTimeout} (default 0 = none, 0..1h): set for every transaction of the writer with
+ *       {@code set_config(..., true)} in its first statement, so they hold whatever the server session carries (a
+ *       pooler drops the connection's {@code options}, and another client may have left other values on a pooled
+ *       server session) and nothing is left on the session. They replace, for the writer's transactions, the
+ *       session's own values (e.g. those {@code DatabaseConfig} puts in the connection's {@code options}).</li>
  * </ul>
  */
 public final class FencedWriterConfig {
@@ -33,18 +31,18 @@ public final class FencedWriterConfig {
     private final boolean checkProtectedTables;
     private final boolean stampTransactionTerm;
     private final int connectionRecheckAttempts;
-    private final EnterScope enterScope;
     private final Duration lockTimeout;
     private final Duration idleInTransactionSessionTimeout;
+    private final Duration statementTimeout;
 
     private FencedWriterConfig(Builder b) {
         this.maxPayloadBytes = b.maxPayloadBytes;
         this.checkProtectedTables = b.checkProtectedTables;
         this.stampTransactionTerm = b.stampTransactionTerm;
         this.connectionRecheckAttempts = b.connectionRecheckAttempts;
-        this.enterScope = b.enterScope;
         this.lockTimeout = b.lockTimeout;
         this.idleInTransactionSessionTimeout = b.idleInTransactionSessionTimeout;
+        this.statementTimeout = b.statementTimeout;
     }
 
     public static FencedWriterConfig defaults() {
@@ -63,16 +61,13 @@ public final class FencedWriterConfig {
         return checkProtectedTables;
     }
 
+    /** As set; no effect: every transaction of the writer sets its term. */
     public boolean stampTransactionTerm() {
         return stampTransactionTerm;
     }
 
     public int connectionRecheckAttempts() {
         return connectionRecheckAttempts;
-    }
-
-    public EnterScope enterScope() {
-        return enterScope;
     }
 
     public Duration lockTimeout() {
@@ -83,13 +78,19 @@ public final class FencedWriterConfig {
         return idleInTransactionSessionTimeout;
     }
 
+    /** {@code statement_timeout} of the writer's transactions; {@link Duration#ZERO} = none. */
+    public Duration statementTimeout() {
+        return statementTimeout;
+    }
+
     @Override
     public String toString() {
         return "FencedWriterConfig{maxPayloadBytes=" + maxPayloadBytes + ", checkProtectedTables="
                 + checkProtectedTables + ", stampTransactionTerm=" + stampTransactionTerm
-                + ", connectionRecheckAttempts=" + connectionRecheckAttempts + ", enterScope=" + enterScope
+                + ", connectionRecheckAttempts=" + connectionRecheckAttempts
                 + ", lockTimeout=" + lockTimeout.toMillis() + "ms, idleInTransactionSessionTimeout="
-                + idleInTransactionSessionTimeout.toMillis() + "ms}";
+                + idleInTransactionSessionTimeout.toMillis() + "ms, statementTimeout=" + statementTimeout.toMillis()
+                + "ms}";
     }
 
     public static final class Builder {
@@ -97,16 +98,11 @@ public final class FencedWriterConfig {
         private boolean checkProtectedTables = true;
         private boolean stampTransactionTerm;
         private int connectionRecheckAttempts = 3;
-        private EnterScope enterScope = EnterScope.SESSION;
         private Duration lockTimeout = Duration.ofSeconds(2);
         private Duration idleInTransactionSessionTimeout = Duration.ofSeconds(30);
+        private Duration statementTimeout = Duration.ZERO;
 
         private Builder() {
-        }
-
-        public Builder enterScope(EnterScope value) {
-            this.enterScope = Objects.requireNonNull(value, "enterScope");
-            return this;
         }
 
         public Builder lockTimeout(Duration value) {
@@ -116,6 +112,12 @@ public final class FencedWriterConfig {
 
         public Builder idleInTransactionSessionTimeout(Duration value) {
             this.idleInTransactionSessionTimeout = Objects.requireNonNull(value, "idleInTransactionSessionTimeout");
+            return this;
+        }
+
+        /** {@link Duration#ZERO} (the default) for none. */
+        public Builder statementTimeout(Duration value) {
+            this.statementTimeout = Objects.requireNonNull(value, "statementTimeout");
             return this;
         }
 
@@ -129,6 +131,7 @@ public final class FencedWriterConfig {
             return this;
         }
 
+        /** No effect: every transaction of the writer sets its term. */
         public Builder stampTransactionTerm(boolean value) {
             this.stampTransactionTerm = value;
             return this;
@@ -154,6 +157,7 @@ public final class FencedWriterConfig {
             }
             between("lockTimeout", lockTimeout, Duration.ofMillis(1));
             between("idleInTransactionSessionTimeout", idleInTransactionSessionTimeout, Duration.ofMillis(100));
+            between("statementTimeout", statementTimeout, Duration.ZERO);
             return new FencedWriterConfig(this);
         }
 

@@ -2,7 +2,8 @@ package dev.fenceline.fencing;
 
 /**
  * The fencing trigger rejected a write because the transaction carried no term for the table's resource (SQLSTATE
- * FL002): e.g. the work wrote a table protected for another resource than the token's. Rolled back; audited by the
+ * FL002): e.g. the work wrote a table protected for another resource than the token's, or wrote after ending the
+ * writer's transaction itself (the term ends with the transaction). Rolled back; audited by the
  * trigger when dblink is available.
  */
 public final class NotFencedException extends FencingException {

@@ -2,7 +2,6 @@ package dev.fenceline.fencing;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Savepoint;
 import java.sql.Statement;
@@ -14,10 +13,11 @@ import org.jooq.impl.DSL;
 import org.jooq.impl.SQLDataType;
 
 /**
- * The first fenced commit's one-time costs, paid inside a transaction the caller rolls back. Nothing persists (but,
- * in session scope, the empty temporary table every session entering leaves: {@link #sessionEnteringTable}) and
- * nothing outside this transaction is affected: no mark moves, no term is entered beyond the transaction, no audit row
- * is written, no other session is terminated (the advance's path is only read, see {@link #advancePath}).
+ * The first fenced commit's one-time costs, paid inside a transaction the caller rolls back, after the writer's own
+ * first statement. Nothing persists and nothing outside this transaction is affected: no mark moves, no term is
+ * entered beyond the transaction (the fence lock it takes ends with the rollback), no audit row is written, no other
+ * session is terminated (the advance's path is only read, see {@link #advancePath}), nothing is left on the server
+ * session.
  */
 final class WarmUp {
     /** Schema-qualified like most applications' tables, so jOOQ's schema mapping is loaded too. */
@@ -29,12 +29,12 @@ final class WarmUp {
     }
 
     /**
-     * The new leader's first statement advances the mark, and in a server session that never ran an advance a good part
-     * of its time goes to compiling the functions and loading the catalogs they read (see docs/benchmarks.md, "first
+     * The new leader's first write advances the mark, and in a server session that never ran an advance a good part of
+     * its time goes to compiling the functions and loading the catalogs they read (see docs/benchmarks.md, "first
      * commit after winning"). With {@code fencing.warm_up} naming this transaction ({@code fencing.warm_up_token()}),
      * the server reads what an advance reads and refuses with FL012 before it takes a lock, terminates a session or
-     * changes anything (see {@code fencing.advance}, step 0).
-     * Inside a savepoint, so the refusal (or any other) leaves the rest of the warm-up's transaction usable.
+     * changes anything. Inside a savepoint, so the refusal (or any other) leaves the rest of the warm-up's transaction
+     * usable.
      */
     private static void advancePath(Connection c, String resource, long nextTerm) throws SQLException {
         Savepoint savepoint = c.setSavepoint();
@@ -42,18 +42,20 @@ final class WarmUp {
             try (Statement st = c.createStatement()) {
                 st.execute("SELECT set_config('fencing.warm_up', fencing.warm_up_token(), true)");
             }
-            enterTransaction(c, resource, nextTerm);
+            enter(c, resource, nextTerm);
         } catch (SQLException expected) {
-            // FL012 when the path was read; anything else (e.g. FL011 under a stricter default isolation) only means
-            // less was warmed
+            // FL012 when the path was read; anything else only means less was warmed
         } finally {
             c.rollback(savepoint);    // also resets fencing.warm_up
         }
     }
 
-    /** {@code fencing.enter_transaction} without a leader id: neither a holder check nor an audit can come of it. */
-    private static void enterTransaction(Connection c, String resource, long term) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT fencing.enter_transaction(?, ?, NULL)")) {
+    /**
+     * {@code fencing.enter} (this transaction only) without a leader id: neither a holder check nor an audit can come
+     * of it.
+     */
+    private static void enter(Connection c, String resource, long term) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT fencing.enter(?, ?, NULL)")) {
             ps.setString(1, resource);
             ps.setLong(2, term);
             ps.executeQuery().close();
@@ -61,48 +63,19 @@ final class WarmUp {
     }
 
     /**
-     * Session scope only, committed (autocommit): the empty temporary table that {@code fencing.mark_entered()} creates
-     * at a server session's first session-scope entering, so that the new leader's first entering does not pay for it
-     * (catalog writes and a new file: the largest single step of the first entering on a loaded machine). Made by the
-     * function that entering calls ({@code fencing.session_entering_table()}, the one definition of the table): it is
-     * what that entering would leave on this session anyway. Behind a transaction pooler (transaction scope) nothing is
-     * left on a server session.
+     * @param mark the resource's mark as the writer's first statement of this transaction read it; null when the
+     *             resource is not registered (then only the writer's own statements are warmed)
      */
-    static void sessionEnteringTable(Connection c) throws SQLException {
-        try (Statement st = c.createStatement()) {
-            st.execute("SELECT fencing.session_entering_table()");
-        }
-    }
-
-    static void run(Connection c, DSLContext workDsl, CurrentConnectionProvider current, FencingToken token)
-            throws SQLException {
-        // The mark, as a task reads it before its first run.
-        long mark = 0;
-        boolean registered = false;
-        try (PreparedStatement ps = c.prepareStatement(
-                "SELECT highest_accepted FROM fencing.high_water_mark WHERE resource = ?")) {
-            ps.setString(1, token.resource());
-            try (ResultSet rs = ps.executeQuery()) {
-                if (rs.next()) {
-                    mark = rs.getLong(1);
-                    registered = true;
-                }
+    static void run(Connection c, DSLContext workDsl, CurrentConnectionProvider current, FencingToken token,
+                    Long mark) throws SQLException {
+        if (mark != null) {
+            // The entering's path (what the guard runs at a transaction's first write): entered at the CURRENT mark
+            // without a leader id, which neither advances nor checks the holder (so it can be neither rejected nor
+            // audited); the shared fence lock it takes ends with the rollback.
+            if (mark > 0) {
+                enter(c, token.resource(), mark);
             }
-        }
-        // The entering functions' plans on this server session: entered at the CURRENT mark without a leader id, which
-        // neither advances nor checks the holder (so it can be neither rejected nor audited); the shared lock and the
-        // setting it takes are transaction-scoped and end with the rollback.
-        if (mark > 0) {
-            enterTransaction(c, token.resource(), mark);
-        }
-        if (registered) {
             advancePath(c, token.resource(), mark + 1);     // also for a resource's first term (mark 0)
-        }
-        try (PreparedStatement ps = c.prepareStatement(
-                "SELECT set_config('fencing.term', ?, true), set_config('fencing.resource', ?, true)")) {
-            ps.setString(1, Long.toString(token.term()));
-            ps.setString(2, token.resource());
-            ps.execute();
         }
         // jOOQ's rendering, binding and execution of what fenced work typically does, on a temporary table that the
         // rollback removes (no trigger: it is not protected).

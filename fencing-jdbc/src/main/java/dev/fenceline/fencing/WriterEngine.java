@@ -6,12 +6,9 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.OffsetDateTime;
-import java.util.Collections;
 import java.util.Map;
 import java.util.Objects;
-import java.util.WeakHashMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -21,28 +18,20 @@ import org.jooq.JSONB;
 import org.jooq.SQLDialect;
 import org.jooq.conf.Settings;
 import org.jooq.impl.DSL;
-import org.postgresql.PGConnection;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The fenced writer's machinery; package-private, not API ({@link FencedWriter} is). See the package documentation of
- * {@code dev.fenceline.fencing} for the invariants: the per-physical-connection cache only ever remembers what
- * {@code fencing.enter()} answered on that very session, and a session that dies is a new physical connection next
- * time, so the cache can never claim a fence the database does not hold.
+ * {@code dev.fenceline.fencing} for the invariants.
  *
- * <p>Hot path (connection already entered at the token's term): borrow a connection, one map lookup, run the work
- * in a transaction, commit. No extra statement: PostgreSQL's statement trigger checks the session fence by reading two
- * settings (with {@code stampTransactionTerm} the writer's one statement setting the term also reads the
- * transaction's start, checked in the same message as the COMMIT: see {@code commitIfStillTheWriters}). Slow path (first use of a physical connection for a (resource, term), or a
- * new term): one autocommit call of {@code fencing.enter()}, which may advance the mark (terminating the sessions of
- * older terms) or report the term stale. The decision is always PostgreSQL's; Java only caches "this physical session was entered at term t", which
- * stays true for as long as that session lives (an advance past t terminates it).
- *
- * <p>{@link EnterScope#TRANSACTION} (behind a transaction-mode pooler): no cache and no session state; every
- * transaction starts with one statement, {@code fencing.enter_transaction()} plus the writer's timeouts and the
- * token's fencing settings (and the transaction's start), all local to that transaction, so that nothing another
- * client left on the pooled server session counts for it.
+ * <p>One mode, and no fence state in Java or on a server session: nothing entered outlives a transaction. Every
+ * transaction is: the writer's first statement ({@link #FIRST_STATEMENT}, one message: it sets the transaction's
+ * isolation, access mode, timeouts and fencing settings, all local to the transaction, reads its start and the mark),
+ * the work, and the writer's COMMIT behind {@code fencing.check_writers_transaction} (one message). The guard on the
+ * protected tables enters the transaction at the work's first write to one of them, advancing the mark when the term
+ * is newer; the decision is always PostgreSQL's. The only cache is which tables are protected for which resource, a
+ * check of the caller's {@link WriteDescription}, not of the fence.
  */
 final class WriterEngine {
     private static final Logger log = LoggerFactory.getLogger(WriterEngine.class);
@@ -52,31 +41,63 @@ final class WriterEngine {
 
     private static final int ENTER_ATTEMPTS = 16;
 
+    /**
+     * The writer's first statement in every transaction, one message (pgjdbc sends BEGIN, the SET and the SELECT
+     * before one Sync: one round trip). {@code SET TRANSACTION} is the transaction's first command, so it applies to
+     * this transaction only; every {@code set_config(..., true)} ends with it too, so nothing is left on the server
+     * session, whoever uses it next. Each value replaces one that another client (of a pooler, or earlier code on the
+     * same connection) may have left on the server session, and that would otherwise count for this transaction:
+     * <ul>
+     *   <li>READ COMMITTED: the guard reads the mark with a snapshot taken after its lock was granted, which a stricter
+     *       {@code default_transaction_isolation} (whose snapshot is taken at the transaction's first statement)
+     *       would not give; READ WRITE: a {@code default_transaction_read_only} would refuse the work's writes;</li>
+     *   <li>{@code lock_timeout}: the guard's wait for the fence lock (while an advance holds it) and the work's waits
+     *       on a deposed leader's row locks are bounded by the writer's value ({@link FencedWriterConfig#lockTimeout()}),
+     *       set first because PostgreSQL evaluates the select list in order;</li>
+     *   <li>{@code idle_in_transaction_session_timeout}: a leader paused inside the transaction loses it;</li>
+     *   <li>{@code statement_timeout}: the writer's ({@link FencedWriterConfig#statementTimeout()}, 0 = none), not
+     *       whatever a previous client set;</li>
+     *   <li>{@code fencing.term}, {@code fencing.resource}, {@code fencing.leader_id}: the token's, which the guard
+     *       takes for the transaction's (another client's values would make the work stale, or advance the mark to a
+     *       term of theirs under another leader id); {@code fencing.break_glass} cleared: the writer's writes are
+     *       always fenced;</li>
+     *   <li>{@code transaction_timestamp()}: identifies this transaction up to the writer's COMMIT
+     *       ({@link #commitIfStillTheWriters});</li>
+     *   <li>the mark: marks only rise, so a mark above the term already read here is certain staleness, rejected
+     *       before the work runs; a missing row is an unknown resource. A mark that rises after this read is the
+     *       guard's to find (FL001 at the work's first write to a protected table).</li>
+     * </ul>
+     */
+    static final String FIRST_STATEMENT = "SET TRANSACTION ISOLATION LEVEL READ COMMITTED, READ WRITE;"
+            + " SELECT set_config('lock_timeout', ?, true),"
+            + " set_config('idle_in_transaction_session_timeout', ?, true),"
+            + " set_config('statement_timeout', ?, true),"
+            + " set_config('fencing.term', ?, true), set_config('fencing.resource', ?, true),"
+            + " set_config('fencing.leader_id', ?, true), set_config('fencing.break_glass', '', true),"
+            + " pg_catalog.transaction_timestamp(),"
+            + " (SELECT m.highest_accepted FROM fencing.high_water_mark m WHERE m.resource = ?)";
+
+    /**
+     * {@link FencedWriter#enter}: the same isolation, access mode and timeouts as {@link #FIRST_STATEMENT} (the
+     * entering waits for the fence lock, bounded by the writer's lock timeout), then {@code fencing.enter()}, which
+     * enters this transaction and advances the mark when the term is newer; committed, so the advance (and the
+     * termination of older terms' transactions it made) takes effect now.
+     */
+    private static final String ENTER = "SET TRANSACTION ISOLATION LEVEL READ COMMITTED, READ WRITE;"
+            + " SELECT set_config('lock_timeout', ?, true),"
+            + " set_config('idle_in_transaction_session_timeout', ?, true),"
+            + " set_config('statement_timeout', ?, true), fencing.enter(?, ?, ?)";
+
+    private static final String READ_MARK = "SELECT highest_accepted FROM fencing.high_water_mark WHERE resource = ?";
+
     private final DataSource dataSource;
     private final FencedWriterConfig config;
-    /** Per physical connection: resource -> term this session is entered at. Weak: dead connections disappear. */
-    private final Map<PGConnection, Map<String, Long>> entered = Collections.synchronizedMap(new WeakHashMap<>());
     /** "resource\0table" known to be protected for that resource. */
     private final Map<String, Boolean> protectedTables = new ConcurrentHashMap<>();
     /** One jOOQ context for all transactions; its connection is the current thread's fenced connection. */
     private final CurrentConnectionProvider current = new CurrentConnectionProvider();
     private final DSLContext workDsl = DSL.using(new org.jooq.impl.DefaultConfiguration().set(current)
-            .set(SQLDialect.POSTGRES).set(SETTINGS).set(new RefuseTransactionControl())
-            .set(new SavepointTransactions()));
-
-    /** The work's jOOQ statements may not end the fenced transaction either ({@link TransactionControl}). */
-    private static final class RefuseTransactionControl implements org.jooq.ExecuteListener {
-        private static final long serialVersionUID = 1L;
-
-        @Override
-        public void executeStart(org.jooq.ExecuteContext ctx) {
-            try {
-                TransactionControl.refuse(ctx.sql(), "FencedContext.dsl()");
-            } catch (SQLException e) {
-                throw new org.jooq.exception.DataAccessException(e.getMessage(), e);
-            }
-        }
-    }
+            .set(SQLDialect.POSTGRES).set(SETTINGS).set(new SavepointTransactions()));
 
     WriterEngine(DataSource dataSource, FencedWriterConfig config) {
         this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -100,25 +121,22 @@ final class WriterEngine {
             Connection c = borrow(token);
             boolean handedOver = false;
             try {
-                Map<String, Long> state = stateOf(c);
-                try {
-                    if (description != null && config.checkProtectedTables()) {
+                if (description != null && config.checkProtectedTables()) {
+                    try {
                         checkProtected(c, token.resource(), description.table());
+                    } catch (SQLException e) {
+                        // A pooled connection killed while idle (e.g. by an advance): nothing was written; try a
+                        // fresh one, a bounded number of times.
+                        if (isConnectionFailure(e) && attempt < attempts) {
+                            log.debug("connection lost before the transaction of {}, retrying on a fresh connection",
+                                    token, e);
+                            continue;
+                        }
+                        throw translateEnterFailure(token, e, description);
                     }
-                    if (config.enterScope() == EnterScope.SESSION) {
-                        ensureEntered(c, state, token, description);
-                    }
-                } catch (SQLException e) {
-                    // A pooled connection killed by an advance (ours or someone else's): nothing was written; try a
-                    // fresh one, a bounded number of times.
-                    if (isConnectionFailure(e) && attempt < attempts) {
-                        log.debug("connection lost while entering {}, retrying on a fresh connection", token, e);
-                        continue;
-                    }
-                    throw translateEnterFailure(token, e, description);
                 }
                 handedOver = true;
-                return runTransaction(c, state, token, description, work, attempt < attempts);
+                return runTransaction(c, token, description, work, attempt < attempts);
             } catch (DeadBeforeWork dead) {
                 // the writer's first statement found the pooled session dead: nothing was sent for the work
                 log.debug("connection lost before the work of {}, retrying on a fresh connection", token,
@@ -131,10 +149,61 @@ final class WriterEngine {
         }
     }
 
-    /** Enters a pooled connection at the token's term (advancing the mark if newer); throws if stale. */
+    /**
+     * Enters the token's term in a transaction of its own, committed: advances the mark when the term is newer (so a
+     * deposed leader is fenced now rather than at the new leader's first write); throws if stale (audited).
+     */
     void enter(FencingToken token) {
         Objects.requireNonNull(token, "token");
-        transaction(token, null, ctx -> null);
+        Entered entered;
+        try {
+            entered = withFreshConnection("enter " + token, c -> enterAndCommit(c, token));
+        } catch (SQLException e) {
+            throw translateEnterFailure(token, e);
+        }
+        if (entered.mark != token.term()) {
+            throw new StaleTermException(token.resource(), token.term(), entered.mark, null, entered.audited, null);
+        }
+    }
+
+    private record Entered(long mark, boolean audited) {
+    }
+
+    /**
+     * {@link #ENTER} on {@code c} in an explicit transaction: committed when accepted; when stale (the function
+     * returns the higher mark and changed nothing) rolled back and audited on {@code c}, in its own autocommit
+     * statement. Retried on a fresh connection when {@code c} dies: entering at the same term again is harmless.
+     */
+    private Entered enterAndCommit(Connection c, FencingToken token) throws SQLException {
+        long mark;
+        c.setAutoCommit(false);
+        try {
+            try (PreparedStatement ps = c.prepareStatement(ENTER)) {
+                ps.setString(1, millis(config.lockTimeout()));
+                ps.setString(2, millis(config.idleInTransactionSessionTimeout()));
+                ps.setString(3, millis(config.statementTimeout()));
+                ps.setString(4, token.resource());
+                ps.setLong(5, token.term());
+                ps.setString(6, token.leaderId());
+                try (ResultSet rs = selectAfterSet(ps, "entering")) {
+                    mark = rs.getLong(4);
+                }
+            }
+            if (mark == token.term()) {
+                c.commit();
+            } else {
+                c.rollback();
+            }
+        } catch (SQLException | RuntimeException e) {
+            rollbackQuietly(c);
+            throw e;
+        } finally {
+            resetAutoCommit(c);
+        }
+        if (mark == token.term()) {
+            return new Entered(mark, false);
+        }
+        return new Entered(mark, audit(c, token, mark, null));
     }
 
     /** See {@code FencedWriter.warmUp}: everything on the first commit's path, rolled back. */
@@ -143,16 +212,14 @@ final class WriterEngine {
         long t0 = System.nanoTime();
         try {
             withFreshConnection("warm up " + resource, c -> {
-                stateOf(c);
                 c.setAutoCommit(false);
                 try {
-                    WarmUp.run(c, workDsl, current, token);
+                    // the writer's own first statement, as every transaction sends it (it reads the mark too)
+                    FirstStatement first = firstStatement(c, token);
+                    WarmUp.run(c, workDsl, current, token, first.mark);
                 } finally {
                     rollbackQuietly(c);
-                    c.setAutoCommit(true);
-                }
-                if (config.enterScope() == EnterScope.SESSION) {
-                    WarmUp.sessionEnteringTable(c);
+                    resetAutoCommit(c);
                 }
                 return null;
             });
@@ -177,15 +244,7 @@ final class WriterEngine {
         FencingToken.of(resource, 1);
         Long mark;
         try {
-            mark = withFreshConnection("read the mark of " + resource, c -> {
-                try (PreparedStatement ps = c.prepareStatement(
-                        "SELECT highest_accepted FROM fencing.high_water_mark WHERE resource = ?")) {
-                    ps.setString(1, resource);
-                    try (ResultSet rs = ps.executeQuery()) {
-                        return rs.next() ? rs.getLong(1) : null;
-                    }
-                }
-            });
+            mark = withFreshConnection("read the mark of " + resource, c -> readMark(c, resource));
         } catch (SQLException e) {
             throw new FenceUnavailableException("could not read the mark of " + resource + ": " + e.getMessage(), e);
         }
@@ -195,14 +254,24 @@ final class WriterEngine {
         return mark;
     }
 
+    /** The resource's mark (autocommit, a snapshot), or null when the resource is not registered. */
+    private static Long readMark(Connection c, String resource) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(READ_MARK)) {
+            ps.setString(1, resource);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? rs.getLong(1) : null;
+            }
+        }
+    }
+
     @FunctionalInterface
     private interface SqlFunction<T> {
         T apply(Connection c) throws SQLException;
     }
 
     /**
-     * Runs {@code f} on a pooled connection; when that connection turns out dead (terminated by an advance, which
-     * also kills idle pooled sessions entered at older terms), tries another, a bounded number of times.
+     * Runs {@code f} on a pooled connection; when that connection turns out dead (e.g. terminated by an advance while
+     * it held the fence lock of an older term), tries another, a bounded number of times.
      * Other SQL failures are thrown as they are.
      */
     private <T> T withFreshConnection(String what, SqlFunction<T> f) throws SQLException {
@@ -244,9 +313,8 @@ final class WriterEngine {
     // ---------------------------------------------------------------------------------------------------------
 
     /**
-     * The writer's first statement of a transaction failed with a connection failure (a pooled session terminated,
-     * e.g. by an advance, while idle in the pool): nothing of the work was sent; the caller tries a fresh connection,
-     * as it does when entering.
+     * The writer's first statement of a transaction failed with a connection failure (a pooled session terminated
+     * while idle in the pool): nothing of the work was sent; the caller tries a fresh connection.
      */
     private static final class DeadBeforeWork extends RuntimeException {
         DeadBeforeWork(SQLException cause) {
@@ -254,8 +322,8 @@ final class WriterEngine {
         }
     }
 
-    private <T> T runTransaction(Connection c, Map<String, Long> state, FencingToken token,
-                                 WriteDescription description, FencedWork<T> work, boolean mayRetry) {
+    private <T> T runTransaction(Connection c, FencingToken token, WriteDescription description, FencedWork<T> work,
+                                 boolean mayRetry) {
         boolean committing = false;
         Connection previous = current.bind(c);
         try {
@@ -268,9 +336,6 @@ final class WriterEngine {
                     started = begin(c, token);
                 } catch (SQLException e) {
                     if (mayRetry && isConnectionFailure(e)) {
-                        synchronized (entered) {
-                            state.clear();                // the physical session is gone
-                        }
                         throw new DeadBeforeWork(e);
                     }
                     throw e;
@@ -282,25 +347,17 @@ final class WriterEngine {
                 } finally {
                     ctx.end();
                 }
-                checkStillTheWritersTransaction(c, token, started != null || ctx.sentSqlThroughConnection());
+                checkStillTheWritersTransaction(c, token);
                 committing = true;
-                if (started != null) {
-                    commitIfStillTheWriters(c, started);
-                } else {
-                    c.commit();
-                }
+                commitIfStillTheWriters(c, started);
                 return result;
             } catch (DeadBeforeWork dead) {
                 throw dead;
             } catch (Throwable t) {
                 rollbackQuietly(c);
-                throw translate(t, committing, c, state, token, description);
+                throw translate(t, committing, token, description);
             } finally {
-                try {
-                    c.setAutoCommit(true);
-                } catch (SQLException ignored) {
-                    // broken connection: the pool evicts it
-                }
+                resetAutoCommit(c);
             }
         } finally {
             current.restore(previous);
@@ -318,16 +375,14 @@ final class WriterEngine {
      *   <li>FAILED: a statement failed and the work caught the error; PostgreSQL would turn COMMIT into a rollback and
      *       pgjdbc would not say so;</li>
      *   <li>IDLE: the work ended the transaction itself (COMMIT, ROLLBACK or PREPARE TRANSACTION sent as SQL); what it
-     *       wrote before may be committed or prepared, outside the writer's all-or-nothing.</li>
+     *       wrote before may be committed or prepared, outside the writer's all-or-nothing (fenced all the same: it was
+     *       written under the term, and its fence lock was held until it ended).</li>
      * </ul>
-     * SQL text that ends the transaction is refused before it is sent ({@link TransactionControl}); this check and
-     * {@link #commitIfStillTheWriters} are what remains for ways the text scan does not see. IDLE counts only when the
-     * transaction was begun ({@code begun}: by the writer's own first statement, or SQL the work sent through
-     * {@code ctx.connection()}): an empty work leaves it IDLE too. A transaction that was ended and another one begun
-     * (COMMIT AND CHAIN) is OPEN here: {@link #commitIfStillTheWriters} finds it where the writer read the start.
+     * A transaction that was ended and another one begun (COMMIT AND CHAIN, or COMMIT then more SQL) is OPEN here:
+     * {@link #commitIfStillTheWriters} finds it. Such a new transaction has no term (the writer's settings ended with
+     * the first), so the guard refuses its writes to protected tables (FL002).
      */
-    private static void checkStillTheWritersTransaction(Connection c, FencingToken token, boolean begun)
-            throws SQLException {
+    private static void checkStillTheWritersTransaction(Connection c, FencingToken token) throws SQLException {
         org.postgresql.core.BaseConnection pg = null;
         if (!c.isClosed()) {   // a pool's proxy closes itself when the driver reports the connection broken
             try {
@@ -344,26 +399,21 @@ final class WriterEngine {
             case FAILED -> throw new IllegalStateException("fenced work of " + token + " caught a failed statement and"
                     + " returned normally; PostgreSQL had aborted the transaction, so nothing was committed (rethrow"
                     + " SQL errors from the work, or roll back to a savepoint before going on)");
-            case IDLE -> {
-                if (!begun) {
-                    return;        // nothing was sent in this transaction yet (pgjdbc begins it with the first statement)
-                }
-                throw new IllegalStateException("fenced work of " + token + " ended its transaction itself"
+            case IDLE -> throw new IllegalStateException("fenced work of " + token + " ended its transaction itself"
                     + " (COMMIT, ROLLBACK or PREPARE TRANSACTION sent as SQL): what it wrote before that may be"
                     + " committed or left prepared outside the fence's all-or-nothing; the writer owns the"
                     + " transaction");
-            }
             default -> { }
         }
     }
 
     /**
      * The writer's COMMIT, sent in one message after {@code fencing.check_writers_transaction(started)}: the server
-     * runs the COMMIT only if the transaction's start is still the one the writer's first statement read, i.e. if the work
-     * did not end the writer's transaction and go on in another (COMMIT AND CHAIN, or COMMIT then BEGIN, through a way
-     * the text scan does not see, such as the connection jOOQ hands out). Otherwise FL013 and nothing more is
-     * committed ({@link #translate} says what the work may have committed itself). One round trip, like a plain
-     * COMMIT: pgjdbc sends both statements before one Sync, and the server skips the rest after an error.
+     * runs the COMMIT only if the transaction's start is still the one the writer's first statement read, i.e. if the
+     * work did not end the writer's transaction and go on in another (COMMIT AND CHAIN, or COMMIT then more SQL,
+     * through the connection view or the one jOOQ hands out). Otherwise FL013 and nothing more is committed
+     * ({@link #translate} says what the work may have committed itself). One round trip, like a plain COMMIT: pgjdbc
+     * sends both statements before one Sync, and the server skips the rest after an error.
      */
     private static void commitIfStillTheWriters(Connection c, OffsetDateTime started) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("SELECT fencing.check_writers_transaction(?); COMMIT")) {
@@ -372,84 +422,67 @@ final class WriterEngine {
         }
     }
 
+    /** What {@link #FIRST_STATEMENT} read: the transaction's start, and the mark (null: resource not registered). */
+    private record FirstStatement(OffsetDateTime started, Long mark) {
+    }
+
+    /** Sends {@link #FIRST_STATEMENT} for {@code token} on {@code c}, which must not be in a transaction yet. */
+    private FirstStatement firstStatement(Connection c, FencingToken token) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(FIRST_STATEMENT)) {
+            ps.setString(1, millis(config.lockTimeout()));
+            ps.setString(2, millis(config.idleInTransactionSessionTimeout()));
+            ps.setString(3, millis(config.statementTimeout()));
+            ps.setString(4, Long.toString(token.term()));
+            ps.setString(5, token.resource());
+            ps.setString(6, token.leaderId() == null ? "" : token.leaderId());
+            ps.setString(7, token.resource());
+            try (ResultSet rs = selectAfterSet(ps, "the writer's first statement")) {
+                OffsetDateTime started = rs.getObject(8, OffsetDateTime.class);
+                long mark = rs.getLong(9);
+                return new FirstStatement(started, rs.wasNull() ? null : mark);
+            }
+        }
+    }
+
     /**
-     * The writer's first statement in the transaction (entering it, in transaction scope; stamping the term), which
-     * also returns the transaction's start; null in session scope without stamping, where the writer sends nothing of
-     * its own before the work: that is the fence's hot path, no round trip besides the work's and the COMMIT, and
-     * reading the start there would add one to every transaction (a noisy run measured client CPU per transaction
-     * +23 % to +85 %, docs/benchmarks.md). Work ended through jOOQ's raw connection and
-     * continued in a new transaction then goes unseen; what it wrote is still fenced (the server session stays
-     * entered at the term, and an advance terminates it), but it is not all-or-nothing (docs/fencing.md).
+     * Begins the transaction with {@link #FIRST_STATEMENT}; returns its start. A mark above the token's term is
+     * certain staleness (marks only rise): {@link StaleEntering}, rolled back and audited by the caller. No mark row:
+     * {@link UnknownResourceException}. A mark below the term is the guard's to advance, at the work's first write.
      */
     private OffsetDateTime begin(Connection c, FencingToken token) throws SQLException {
-        if (config.enterScope() == EnterScope.TRANSACTION) {
-            return enterTransaction(c, token);
+        FirstStatement first = firstStatement(c, token);
+        if (first.mark == null) {
+            throw new UnknownResourceException(token.resource(), null);
         }
-        if (config.stampTransactionTerm()) {
-            try (PreparedStatement ps = c.prepareStatement("SELECT set_config('fencing.term', ?, true),"
-                    + " set_config('fencing.resource', ?, true), pg_catalog.transaction_timestamp()")) {
-                ps.setString(1, Long.toString(token.term()));
-                ps.setString(2, token.resource());
-                return started(ps, 3);
-            }
+        if (first.mark > token.term()) {
+            throw new StaleEntering(first.mark);
         }
-        return null;
-    }
-
-    /** Runs {@code ps} (the writer's first statement in a transaction) and returns its column {@code column}. */
-    private static OffsetDateTime started(PreparedStatement ps, int column) throws SQLException {
-        try (ResultSet rs = ps.executeQuery()) {
-            rs.next();
-            return rs.getObject(column, OffsetDateTime.class);
-        }
+        return first.started;
     }
 
     /**
-     * {@code fencing.enter()} on {@code c} (autocommit). An advance runs only under READ COMMITTED (FL011: it must see
-     * every entering that committed while it waited); when the connection's default isolation is stricter, the
-     * entering is repeated in an explicit READ COMMITTED transaction.
+     * Runs {@code ps} ({@code SET TRANSACTION ...; SELECT ...}) and returns the SELECT's one row, positioned on it; the
+     * caller closes it.
      */
-    private static long enterSession(Connection c, FencingToken token) throws SQLException {
-        try {
-            return callEnter(c, token);
-        } catch (SQLException s) {
-            if (!"FL011".equals(s.getSQLState())) {
-                throw s;
-            }
+    private static ResultSet selectAfterSet(PreparedStatement ps, String what) throws SQLException {
+        ps.execute();                                             // the SET's result: no rows
+        if (!ps.getMoreResults()) {
+            throw new SQLException("fencing: " + what + " returned no row");
         }
-        c.setAutoCommit(false);
-        try {
-            try (Statement st = c.createStatement()) {
-                st.execute("SET TRANSACTION ISOLATION LEVEL READ COMMITTED");
-            }
-            long mark = callEnter(c, token);
-            c.commit();
-            return mark;
-        } catch (SQLException e) {
-            rollbackQuietly(c);
-            throw e;
-        } finally {
-            c.setAutoCommit(true);
+        ResultSet rs = ps.getResultSet();
+        if (!rs.next()) {
+            rs.close();
+            throw new SQLException("fencing: " + what + " returned no row");
         }
+        return rs;
     }
 
-    /**
-     * One plain prepared statement, not jOOQ's routine call: this runs right after a leader wins, and jOOQ's first
-     * routine call loads the generated schema and its parser (hundreds of classes in a fresh JVM).
-     */
-    private static long callEnter(Connection c, FencingToken token) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT fencing.enter(?, ?, ?)")) {
-            ps.setString(1, token.resource());
-            ps.setLong(2, token.term());
-            ps.setString(3, token.leaderId());
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return rs.getLong(1);
-            }
-        }
+    /** A duration as a setting's value: whole milliseconds with their unit (0 = none, for the timeouts). */
+    private static String millis(java.time.Duration d) {
+        return d.toMillis() + "ms";
     }
 
-    /** Thrown inside a transaction whose {@code enter_transaction()} found a higher mark; nothing was written. */
+    /** Thrown inside a transaction whose first statement read a mark above the term; nothing was written. */
     private static final class StaleEntering extends RuntimeException {
         private final long mark;
 
@@ -459,82 +492,12 @@ final class WriterEngine {
         }
     }
 
-    /**
-     * Enters the open transaction at the token's term, and sets the writer's timeouts for it (a transaction-mode
-     * pooler drops the connection's startup options). One statement, one round trip. Returns the transaction's start;
-     * throws {@link StaleEntering} with the mark when that is not the term. The timeouts come first in the select
-     * list, which PostgreSQL evaluates in order: entering waits for the fence lock, and that wait must already be
-     * bounded by the writer's lock timeout (behind the pooler the server session's own is the server default, none).
-     * The transaction's fencing settings are set first too, to the token's (term, resource, leader id) with
-     * break-glass cleared: another client of the pooler may have left session-level values of them on the server
-     * session, and the guard would take those for this transaction's (a stale term: the work rejected; a newer term
-     * with its resource: the work advancing the mark to it, under another leader id).
-     *
-     * <p>The transaction runs at READ COMMITTED whatever the server session's default: an advance runs only there
-     * (FL011), and a {@code default_transaction_isolation} another client of the pooler left on the server session (or
-     * one set for the role) would otherwise stop the new leader's first transaction. {@code SET TRANSACTION} is the
-     * transaction's first command, so nothing is left on the server session; pgjdbc sends BEGIN, it and the select
-     * in one message (one Sync), so it costs no round trip.
-     */
-    private OffsetDateTime enterTransaction(Connection c, FencingToken token) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SET TRANSACTION ISOLATION LEVEL READ COMMITTED;"
-                + " SELECT set_config('lock_timeout', ?, true),"
-                + " set_config('idle_in_transaction_session_timeout', ?, true), set_config('fencing.term', ?, true),"
-                + " set_config('fencing.resource', ?, true), set_config('fencing.leader_id', ?, true),"
-                + " set_config('fencing.break_glass', '', true), fencing.enter_transaction(?, ?, ?),"
-                + " pg_catalog.transaction_timestamp()")) {
-            ps.setString(1, config.lockTimeout().toMillis() + "ms");
-            ps.setString(2, config.idleInTransactionSessionTimeout().toMillis() + "ms");
-            ps.setString(3, Long.toString(token.term()));
-            ps.setString(4, token.resource());
-            ps.setString(5, token.leaderId() == null ? "" : token.leaderId());
-            ps.setString(6, token.resource());
-            ps.setLong(7, token.term());
-            ps.setString(8, token.leaderId());
-            ps.execute();                                         // the SET's result: no rows
-            if (!ps.getMoreResults()) {
-                throw new SQLException("fencing: entering the transaction returned no row");
-            }
-            try (ResultSet rs = ps.getResultSet()) {
-                rs.next();
-                long mark = rs.getLong(7);
-                if (mark != token.term()) {
-                    throw new StaleEntering(mark);
-                }
-                return rs.getObject(8, OffsetDateTime.class);
-            }
-        }
-    }
-
-    private void ensureEntered(Connection c, Map<String, Long> state, FencingToken token, WriteDescription d)
-            throws SQLException {
-        Long current = state.get(token.resource());
-        if (current != null && current == token.term()) {
-            return;                                               // hot path: this session is entered at the term
-        }
-        long mark;
-        if (!c.getAutoCommit()) {
-            c.setAutoCommit(true);   // enter() must commit on its own: an advance releases its exclusive lock at commit
-        }
-        mark = enterSession(c, token);
-        if (mark == token.term()) {
-            state.put(token.resource(), token.term());
-            return;
-        }
-        // Stale: PostgreSQL accepted a higher term. Nothing was written; audit in its own (autocommit) statement.
-        state.remove(token.resource());
-        boolean audited = audit(c, token, mark, d);
-        throw new StaleTermException(token.resource(), token.term(), mark, d == null ? null : d.table(), audited,
-                null);
-    }
-
-    private RuntimeException translate(Throwable t, boolean committing, Connection c, Map<String, Long> state,
-                                       FencingToken token, WriteDescription d) {
+    private RuntimeException translate(Throwable t, boolean committing, FencingToken token, WriteDescription d) {
         if (t instanceof Error e) {
             throw e;
         }
         if (t instanceof StaleEntering s) {
-            // enter_transaction() found a higher mark; the transaction is rolled back. Audit like a stale enter().
+            // The first statement read a higher mark; the transaction is rolled back. Audit like a stale enter().
             boolean audited = auditOnFreshConnection(token, s.mark, d);
             return new StaleTermException(token.resource(), token.term(), s.mark, d == null ? null : d.table(),
                     audited, null);
@@ -542,20 +505,21 @@ final class WriterEngine {
         SQLException sql = findSqlException(t);
         String sqlState = sql == null ? null : sql.getSQLState();
         if ("FL001".equals(sqlState)) {
-            // The trigger decided (e.g. the work set another fencing.term): it audited via dblink if it could.
-            state.remove(token.resource());
+            // The guard decided (a mark that rose after the first statement read it, the term held by another
+            // leader id, or the work set another fencing.term): it audited via dblink if it could.
             return staleFromServer(sql, t, token, d);
         }
         if ("FL013".equals(sqlState)) {
             // fencing.check_writers_transaction() refused before the COMMIT in the same message: not committed.
             return new IllegalStateException("fenced work of " + token + " ended the writer's transaction itself and"
-                    + " went on in a new one (e.g. COMMIT AND CHAIN, or a commit through the connection jOOQ hands out"
-                    + " by DSLContext.connection or DSLContext.transaction): the writer did not commit and rolled back"
+                    + " went on in a new one (e.g. COMMIT AND CHAIN, or a COMMIT sent as SQL and more SQL after it):"
+                    + " the writer did not commit and rolled back"
                     + " what followed, but what the work wrote before it ended the transaction may have been committed"
                     + " outside the fence's all-or-nothing; the writer owns the transaction", t);
         }
         if ("FL002".equals(sqlState)) {
-            state.remove(token.resource());
+            // a write with no term for its table: a table of another resource, or the work ended the writer's
+            // transaction and wrote in the next one (the writer's settings end with its transaction)
             Matcher m = detail(sql);
             return new NotFencedException(m != null ? m.group(1) : null, m != null ? m.group(5) : null,
                     sql.getMessage(), t);
@@ -564,10 +528,6 @@ final class WriterEngine {
             return translateEnterFailure(token, sql);
         }
         if (sql != null && isConnectionFailure(sql)) {
-            synchronized (entered) {
-                // the physical session is gone; its entry (if still mapped) is meaningless
-                state.clear();
-            }
             Recheck r = recheck(token);
             if (committing) {
                 return new CommitOutcomeUnknownException(token, r == null ? null : r.deposed, r == null ? null : r.mark,
@@ -611,8 +571,7 @@ final class WriterEngine {
     private RuntimeException translateEnterFailure(FencingToken token, SQLException e, WriteDescription d) {
         String s = e.getSQLState();
         if ("FL001".equals(s)) {
-            // enter() refused the term outright: another leader already holds this very term (see
-            // fencing.reject_term_conflict). Nothing was written.
+            // Entering refused the term outright: another leader already holds this very term. Nothing was written.
             return staleFromServer(e, e, token, d);
         }
         if ("FL003".equals(s)) {
@@ -634,28 +593,16 @@ final class WriterEngine {
     }
 
     /**
-     * Asks PostgreSQL on a fresh connection whether the token's term is still current: in session scope by entering
-     * it (which also re-enters a connection), in transaction scope by reading the mark (nothing may stay on a pooled
-     * server session).
+     * Asks PostgreSQL on a fresh connection, by reading the mark, whether the token's term was deposed (a higher mark:
+     * an advance, which terminates the transactions of older terms holding the fence lock, may be what cut the
+     * connection). Reads only: nothing is entered or left on a server session.
      */
     private Recheck recheck(FencingToken token) {
         try {
             return withFreshConnection("re-check the fence of " + token, config.connectionRecheckAttempts(), c -> {
-                if (config.enterScope() == EnterScope.TRANSACTION) {
-                    try (PreparedStatement ps = c.prepareStatement(
-                            "SELECT highest_accepted FROM fencing.high_water_mark WHERE resource = ?")) {
-                        ps.setString(1, token.resource());
-                        try (ResultSet rs = ps.executeQuery()) {
-                            long mark = rs.next() ? rs.getLong(1) : -1;
-                            return new Recheck(mark > token.term(), mark);
-                        }
-                    }
-                }
-                long mark = enterSession(c, token);
-                if (mark == token.term()) {
-                    stateOf(c).put(token.resource(), token.term());
-                }
-                return new Recheck(mark != token.term(), mark);
+                Long mark = readMark(c, token.resource());
+                long m = mark == null ? -1 : mark;
+                return new Recheck(m > token.term(), m);
             });
         } catch (SQLException | RuntimeException e) {
             log.warn("could not re-check the fence of {} after a lost connection", token, e);
@@ -722,18 +669,6 @@ final class WriterEngine {
         }
     }
 
-    private Map<String, Long> stateOf(Connection c) {
-        PGConnection pg;
-        try {
-            pg = c.unwrap(PGConnection.class);
-        } catch (SQLException e) {
-            throw new IllegalStateException("FencedWriter needs PostgreSQL connections (pgjdbc); got " + c, e);
-        }
-        synchronized (entered) {
-            return entered.computeIfAbsent(pg, k -> new ConcurrentHashMap<>());
-        }
-    }
-
     private static DSLContext dsl(Connection c) {
         return DSL.using(c, SQLDialect.POSTGRES, SETTINGS);
     }
@@ -771,6 +706,14 @@ final class WriterEngine {
             c.rollback();
         } catch (SQLException ignored) {
             // connection already broken: the server rolled back (or, during COMMIT, the outcome is unknown)
+        }
+    }
+
+    private static void resetAutoCommit(Connection c) {
+        try {
+            c.setAutoCommit(true);
+        } catch (SQLException ignored) {
+            // broken connection: the pool evicts it
         }
     }
 

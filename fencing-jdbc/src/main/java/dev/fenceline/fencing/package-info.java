@@ -2,42 +2,59 @@
  * Fenced writes to PostgreSQL: a transaction carrying term {@code t} for a resource commits only if no transaction
  * carrying a higher term for that resource has committed before it.
  *
- * <h2>Invariants (enforced by PostgreSQL, schema {@code fencing}; the SQL and its safety argument are in
- * {@code R__20_fencing_enter.sql}, a model of them in {@code model/})</h2>
+ * <h2>Invariants (enforced by PostgreSQL, schema {@code fencing}; the SQL and its safety argument are in the
+ * {@code migrations} module)</h2>
+ * Nothing the fence relies on outlives a transaction. Per resource there is one mark,
+ * {@code fencing.high_water_mark.highest_accepted}, and one advisory key {@code (1178946115, lock_key)}, the fence
+ * lock.
  * <ol>
- *   <li>The mark {@code fencing.high_water_mark.highest_accepted} only increases, only inside an advance, and only
- *       while the advancing transaction holds the exclusive advisory lock {@code (1178946115, lock_key)} and a row
- *       lock on the mark.</li>
- *   <li>A backend is <em>entered</em> at term {@code t} iff its setting {@code fencing.entered_<lock_key>} is
- *       {@code t}. Entering sets it only after taking the shared lock on the same key and reading {@code mark = t}
- *       with a snapshot taken after the lock was granted: for the session ({@code fencing.enter()}: the backend is
- *       also registered in {@code fencing.entered_session}) or for one transaction ({@code
- *       fencing.enter_transaction()}: the setting and the transaction-level lock end with it).</li>
- *   <li>Before the mark moves, an advance terminates every other backend holding the shared lock and every live
- *       registered backend (whatever locks it released), waits until they have exited, and waits until no prepared
- *       transaction holds the resource's lock or a write lock on one of its protected tables. Hence while a backend
- *       entered at {@code t} is alive, {@code mark = t}.</li>
- *   <li>Protected tables, with all their partitions and inheritance children, carry a statement-level BEFORE
- *       trigger that lets a statement through only when the backend is entered (and {@code fencing.term}, if set,
- *       equals the entered term); otherwise it enters the transaction with {@code fencing.term} (which advances a
- *       mark only for the resource named by {@code fencing.resource}) or rejects. So every write to a protected table
- *       happens in a backend entered at the current term, and its transaction can commit only before the next
- *       advance commits.</li>
+ *   <li>A transaction is <em>entered</em> at term {@code t} once it holds the fence lock (shared, transaction-level:
+ *       held until the transaction ends, or until the savepoint it was taken in is rolled back together with that
+ *       savepoint's writes) and, with a snapshot taken after the lock was granted, read {@code mark = t}.</li>
+ *   <li>The mark only increases, only inside an advance, and only while the advancing transaction holds the fence
+ *       lock exclusively, which it keeps until its commit is visible. To get it, an advance terminates every other
+ *       backend holding the lock (the open transactions of older terms); a prepared transaction holding it makes the
+ *       advance fail (FL005) rather than move the mark. So a transaction entered at {@code t} ends before an advance
+ *       past {@code t} commits, or it was entered after, and then it read the higher mark and was rejected.</li>
+ *   <li>Protected tables, with all their partitions and inheritance children, carry a statement-level BEFORE trigger
+ *       (INSERT, UPDATE, DELETE, TRUNCATE) that enters the transaction at its term, {@code fencing.term} (advancing
+ *       the mark when the term is newer, only for the resource named by {@code fencing.resource}), or rejects the
+ *       statement: a stale term or the same term held by another leader id (FL001), no term (FL002). So every write
+ *       to a protected table happens in a transaction entered at the current term, which commits, if at all, before
+ *       the next advance commits.</li>
  * </ol>
  *
  * <h2>What the Java side adds</h2>
- * In {@link dev.fenceline.fencing.EnterScope#SESSION} scope the {@link dev.fenceline.fencing.FencedWriter} caches,
- * per physical pgjdbc connection (weakly, keyed by the
- * unwrapped {@link org.postgresql.PGConnection}), the term the session was entered at, and calls {@code enter()}
- * (autocommit) only when that differs from the token's term. In {@link dev.fenceline.fencing.EnterScope#TRANSACTION}
- * scope (behind a transaction-mode pooler) it caches nothing and starts every transaction with
- * {@code fencing.enter_transaction()}. The cache can only be wrong towards "not entered"
- * (a terminated session is a new physical connection next time), and a wrong "entered" would be caught by the
- * trigger anyway. Rejections are audited by the writer in a separate transaction ({@code fencing.record_rejection}),
- * because the rejected transaction's own writes are rolled back; trigger-mode rejections are audited by the trigger
- * via dblink. Input is validated before anything reaches the database.
+ * The {@link dev.fenceline.fencing.FencedWriter} keeps no fence state, in Java or on a server session. Every
+ * transaction it runs starts with one statement of its own, sent with the transaction's BEGIN in one round trip:
+ * {@code SET TRANSACTION ISOLATION LEVEL READ COMMITTED, READ WRITE} and a {@code SELECT} that sets, with
+ * {@code set_config(..., true)} (for this transaction only), {@code lock_timeout},
+ * {@code idle_in_transaction_session_timeout}, {@code statement_timeout}, {@code fencing.term},
+ * {@code fencing.resource}, {@code fencing.leader_id} and {@code fencing.break_glass} (cleared), and reads the
+ * transaction's start and the mark. Each of these is set locally because a server session may carry values another
+ * client left on it (behind a pooler, or earlier code on a pooled connection), and they would otherwise count for this
+ * transaction; and set locally, none of them stays behind for whoever uses the session next:
+ * <ul>
+ *   <li>READ COMMITTED, because the guard's read of the mark must use a snapshot taken after its lock was granted,
+ *       which a stricter isolation (one snapshot from the transaction's first statement) does not give; READ WRITE,
+ *       because a read-only default would refuse the work's writes and the advance;</li>
+ *   <li>the three timeouts, so that the waits of the transaction (for the fence lock, on a deposed leader's row locks,
+ *       a leader paused inside it) are bounded by the writer's configuration, not by what the session carries;</li>
+ *   <li>the fencing settings, so that the guard takes the token's term, resource and leader id for the transaction's,
+ *       and never a break-glass;</li>
+ *   <li>the mark read, because marks only rise: a mark above the term is certain staleness, rejected (rolled back,
+ *       audited, {@link dev.fenceline.fencing.StaleTermException}) before the work runs. A mark that rises later is
+ *       found by the guard at the work's first write. The writer enters nothing itself: the guard does.</li>
+ * </ul>
+ * The writer's COMMIT is sent behind {@code fencing.check_writers_transaction(start)} in one message, so it commits
+ * only the transaction that statement began: work that ended the transaction itself and went on in another commits
+ * nothing more through the writer (and that other transaction has no term, so its writes to protected tables are
+ * rejected). Rejections are audited by the writer in a separate transaction ({@code fencing.record_rejection}),
+ * because the rejected transaction's own writes are rolled back; the guard's rejections are audited by the guard via
+ * dblink. Input is validated before anything reaches the database.
  *
- * <p>Not a security boundary against a database user who deliberately forges {@code fencing.entered_*}, disables
- * triggers or sets {@code session_replication_role} (superusers and table owners): fencing protects against stale leaders and stray writers.
+ * <p>Not a security boundary against a database user who deliberately disables triggers or sets
+ * {@code session_replication_role} (superusers and table owners): fencing protects against stale leaders and stray
+ * writers.
  */
 package dev.fenceline.fencing;

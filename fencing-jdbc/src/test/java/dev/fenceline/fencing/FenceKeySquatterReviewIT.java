@@ -105,7 +105,7 @@ class FenceKeySquatterReviewIT {
              HikariDataSource pool = scene.directPool("leader-a")) {
             squatAsAnAdvance(squatter, resource);
             FencedWriter leader = FencedWriter.create(pool, FencedWriterConfig.builder()
-                    .enterScope(EnterScope.TRANSACTION).lockTimeout(Duration.ofMillis(500)).build());
+                    .lockTimeout(Duration.ofMillis(500)).build());
             Throwable write = catchThrowable(() -> leader.run(FencingToken.of(resource, 5, "a"),
                     ctx -> ctx.dsl().execute("UPDATE " + table + " SET note = 'leader a at 5' WHERE id = 1")));
             assertThat(write).as("the current leader's transaction while an outsider poses as an advance in flight"
@@ -139,7 +139,7 @@ class FenceKeySquatterReviewIT {
                 }
             }, scene.background);
             FencedWriter leader = FencedWriter.create(pool, FencedWriterConfig.builder()
-                    .enterScope(EnterScope.TRANSACTION).lockTimeout(Duration.ofMillis(500)).build());
+                    .lockTimeout(Duration.ofMillis(500)).build());
             Throwable write = catchThrowable(() -> leader.run(FencingToken.of(resource, 5, "a"),
                     ctx -> ctx.dsl().execute("UPDATE " + table + " SET note = 'leader a at 5' WHERE id = 1")));
             stop.set(true);

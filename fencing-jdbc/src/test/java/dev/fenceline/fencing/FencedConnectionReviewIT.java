@@ -523,7 +523,7 @@ class FencedConnectionReviewIT {
         String table = table("unseen_" + route.replace('-', '_') + "_" + scope);
         FencedWriterConfig config = switch (scope) {
             case "stamped" -> FencedWriterConfig.builder().stampTransactionTerm(true).build();
-            case "transaction" -> FencedWriterConfig.builder().enterScope(EnterScope.TRANSACTION).build();
+            case "transaction" -> FencedWriterConfig.builder().build();
             default -> FencedWriterConfig.defaults();
         };
         String before = "UPDATE " + table + " SET note = 'before the end', fencing_term = 5 WHERE id = 1";
@@ -718,7 +718,7 @@ class FencedConnectionReviewIT {
                      .username(bouncer.user()).password(bouncer.password()).maximumPoolSize(1)
                      .applicationName("warmed").poolName("warmed-bouncer").build())) {
             FencedWriter writer = FencedWriter.create(pool,
-                    FencedWriterConfig.builder().enterScope(EnterScope.TRANSACTION).build());
+                    FencedWriterConfig.builder().build());
             long warmedPid = writer.transaction(FencingToken.of(resource, 5, "a"),
                     ctx -> ctx.dsl().fetchSingle("SELECT pg_backend_pid()").get(0, Long.class));
             writer.warmUp(resource);

@@ -50,7 +50,7 @@ class PooledWriterIT {
         bouncer = PgBouncer.start(db.server(), PgBouncer.Options.defaults().poolMode("transaction").defaultPoolSize(2));
         oldLeaderPool = pool("old-leader");
         newLeaderPool = pool("new-leader");
-        FencedWriterConfig config = FencedWriterConfig.builder().enterScope(EnterScope.TRANSACTION)
+        FencedWriterConfig config = FencedWriterConfig.builder()
                 .lockTimeout(Duration.ofMillis(1500)).idleInTransactionSessionTimeout(Duration.ofSeconds(20)).build();
         oldLeader = FencedWriter.create(oldLeaderPool, config);
         newLeader = FencedWriter.create(newLeaderPool, config);

@@ -46,7 +46,7 @@ class PublicSurfaceTest {
                 }
             }
         }
-        assertThat(publicTypes).containsExactlyInAnyOrder("CommitOutcomeUnknownException", "EnterScope",
+        assertThat(publicTypes).containsExactlyInAnyOrder("CommitOutcomeUnknownException",
                 "FenceUnavailableException", "FencedAction", "FencedContext", "FencedWork", "FencedWorkException",
                 "FencedWriter", "FencedWriterConfig", "FencingException", "FencingToken", "NotFencedException",
                 "StaleTermException", "TableNotProtectedException", "TermJumpException", "UnknownResourceException",

@@ -79,7 +79,7 @@ class UnprivilegedRoleAttackIT {
     }
 
     private static FencedWriter transactionScopedWriter(HikariDataSource pool, Duration lockTimeout) {
-        return FencedWriter.create(pool, FencedWriterConfig.builder().enterScope(EnterScope.TRANSACTION)
+        return FencedWriter.create(pool, FencedWriterConfig.builder()
                 .lockTimeout(lockTimeout).build());
     }
 

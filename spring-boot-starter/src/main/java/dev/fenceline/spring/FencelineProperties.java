@@ -3,7 +3,6 @@ package dev.fenceline.spring;
 import dev.fenceline.db.DatabaseConfig;
 import dev.fenceline.election.ElectionConfig;
 import dev.fenceline.election.ElectionKeys;
-import dev.fenceline.fencing.EnterScope;
 import dev.fenceline.fencing.FencedWriterConfig;
 import dev.fenceline.fencing.FencingToken;
 import dev.fenceline.task.LeaderTaskConfig;
@@ -124,7 +123,6 @@ public class FencelineProperties implements Validator {
                 .checkProtectedTables(writer.checkProtectedTables)
                 .stampTransactionTerm(writer.stampTransactionTerm)
                 .connectionRecheckAttempts(writer.connectionRecheckAttempts)
-                .enterScope(writer.enterScope)
                 .lockTimeout(writer.getLockTimeout())
                 .idleInTransactionSessionTimeout(writer.getIdleInTransactionSessionTimeout())
                 .build());
@@ -443,14 +441,13 @@ public class FencelineProperties implements Validator {
     /**
      * The two timeouts every fenced session needs (a write waiting on a deposed leader's row lock fails instead of
      * hanging; a leader paused inside a transaction loses it): set on every session of Fenceline's own pool
-     * ({@code fenceline.datasource.*}), or per transaction by the writer in TRANSACTION scope
-     * ({@code fenceline.writer.*}).
+     * ({@code fenceline.datasource.*}), and by the writer for each of its transactions ({@code fenceline.writer.*}).
      */
     public abstract static class SessionTimeouts {
-        /** lock_timeout, 1ms to 1h (writer: applied per transaction in TRANSACTION scope only). */
+        /** lock_timeout, 1ms to 1h (writer: set for each of its transactions). */
         private Duration lockTimeout = Duration.ofSeconds(2);
 
-        /** idle_in_transaction_session_timeout, 100ms to 1h (writer: applied per transaction in TRANSACTION scope only). */
+        /** idle_in_transaction_session_timeout, 100ms to 1h (writer: set for each of its transactions). */
         private Duration idleInTransactionSessionTimeout = Duration.ofSeconds(30);
 
         public Duration getLockTimeout() {
@@ -474,7 +471,7 @@ public class FencelineProperties implements Validator {
     public static class Writer extends SessionTimeouts {
         static final PropertyNames PROPERTIES = PropertyNames.of("fenceline.writer",
                 List.of("maxPayloadBytes", "connectionRecheckAttempts", "lockTimeout",
-                        "idleInTransactionSessionTimeout", "enterScope"), Map.of());
+                        "idleInTransactionSessionTimeout"), Map.of());
 
         /** Largest audit payload of a WriteDescription, 0 to 8192 bytes. */
         private int maxPayloadBytes = FencedWriterConfig.DB_PAYLOAD_CAP;
@@ -482,15 +479,11 @@ public class FencelineProperties implements Validator {
         /** Check once per (resource, table) that a WriteDescription's table is protected for the token's resource. */
         private boolean checkProtectedTables = true;
 
-        /** Also SET LOCAL fencing.term in every transaction (no extra round trip; not needed for safety). */
+        /** No effect: every transaction of the writer sets its term. */
         private boolean stampTransactionTerm;
 
         /** After a lost connection, how many fresh connections to try when re-checking the term, 1 to 10. */
         private int connectionRecheckAttempts = 3;
-
-        /** SESSION (default), or TRANSACTION behind a transaction-mode pooler such as PgBouncer. */
-        private EnterScope enterScope = EnterScope.SESSION;
-
 
         public int getMaxPayloadBytes() {
             return maxPayloadBytes;
@@ -522,14 +515,6 @@ public class FencelineProperties implements Validator {
 
         public void setConnectionRecheckAttempts(int connectionRecheckAttempts) {
             this.connectionRecheckAttempts = connectionRecheckAttempts;
-        }
-
-        public EnterScope getEnterScope() {
-            return enterScope;
-        }
-
-        public void setEnterScope(EnterScope enterScope) {
-            this.enterScope = enterScope;
         }
     }
 

@@ -26,7 +26,7 @@ class ConfigurationMetadataTest {
     void everyFencelinePropertyIsDescribedAndTheFixedDefaultsAreListed() throws Exception {
         Map<String, JsonNode> properties = properties();
         assertThat(properties.keySet()).contains("fenceline.election.endpoints", "fenceline.election.ttl",
-                "fenceline.writer.enter-scope", "fenceline.datasource.url", "fenceline.task.handover-timeout",
+                "fenceline.datasource.url", "fenceline.task.handover-timeout",
                 "fenceline.migrations.enabled", "fenceline.resource");
         properties.forEach((name, p) -> assertThat(p.path("description").asText()).as(name).isNotBlank());
         assertThat(properties.get("fenceline.election.ttl").get("defaultValue").asText()).isEqualTo("5s");

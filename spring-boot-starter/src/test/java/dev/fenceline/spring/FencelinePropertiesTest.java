@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fenceline.election.ElectionConfig;
 import dev.fenceline.election.ElectionSession;
-import dev.fenceline.fencing.EnterScope;
 import dev.fenceline.fencing.FencedWriterConfig;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -125,7 +124,7 @@ class FencelinePropertiesTest {
     void validPropertiesBuildTheLibraryConfigurationsWithTheLibrarysComputedDefaults() {
         binding.withPropertyValues("fenceline.election.endpoints=http://127.0.0.1:2379,http://127.0.0.1:2381",
                         "fenceline.election.ttl=10s", "fenceline.election.name=settlement",
-                        "fenceline.writer.enter-scope=transaction", "fenceline.writer.max-payload-bytes=100")
+                        "fenceline.writer.max-payload-bytes=100")
                 .run(context -> {
                     assertThat(context).hasNotFailed();
                     FencelineProperties p = context.getBean(FencelineProperties.class);
@@ -137,7 +136,6 @@ class FencelinePropertiesTest {
                     assertThat(config.callTimeout()).isEqualTo(Duration.ofSeconds(2));
                     assertThat(config.closeOnShutdown()).isFalse();
                     FencedWriterConfig writer = p.fencedWriterConfig();
-                    assertThat(writer.enterScope()).isEqualTo(EnterScope.TRANSACTION);
                     assertThat(writer.maxPayloadBytes()).isEqualTo(100);
                     assertThat(p.resourceOrElectionName()).isEqualTo("settlement");
                 });

@@ -3,7 +3,6 @@ package dev.fenceline.fencing.bench;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.fenceline.db.DatabaseConfig;
 import dev.fenceline.db.Databases;
-import dev.fenceline.fencing.EnterScope;
 import dev.fenceline.fencing.FencedWriter;
 import dev.fenceline.fencing.FencedWriterConfig;
 import dev.fenceline.fencing.FencingToken;
@@ -213,7 +212,7 @@ public final class FenceBenchmark {
         try (HikariDataSource pool = Databases.dataSource(config);
              Connection admin = db.dataSource().getConnection()) {
             Writers writer = new Writers(FencedWriter.create(pool, FencedWriterConfig.defaults()),
-                    FencedWriter.create(pool, FencedWriterConfig.builder().enterScope(EnterScope.TRANSACTION).build()));
+                    FencedWriter.create(pool, FencedWriterConfig.builder().build()));
             enterEverySession(pool, connections);
             for (Mode m : modes) {   // warm-up: JIT, plan caches, every pooled session used
                 run(pool, writer, kind, m, connections, WARMUP_SECONDS);

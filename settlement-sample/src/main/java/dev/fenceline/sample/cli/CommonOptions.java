@@ -16,7 +16,8 @@ public final class CommonOptions {
 
     @Option(names = "--jdbc-url", paramLabel = "URL",
             defaultValue = "${env:FENCELINE_JDBC_URL:-" + DEFAULT_JDBC_URL + "}",
-            description = "PostgreSQL JDBC URL (env FENCELINE_JDBC_URL; default ${DEFAULT-VALUE}).")
+            description = "PostgreSQL JDBC URL, direct or through a pooler (behind a transaction-mode pooler such as "
+                    + "PgBouncer, add prepareThreshold=0) (env FENCELINE_JDBC_URL; default ${DEFAULT-VALUE}).")
     String jdbcUrl;
 
     @Option(names = "--db-user", paramLabel = "USER", defaultValue = "${env:FENCELINE_DB_USER}",

@@ -1,11 +1,9 @@
 package dev.fenceline.sample.cli;
 
-import dev.fenceline.fencing.EnterScope;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.Properties;
 import java.util.regex.Pattern;
 
@@ -133,21 +131,6 @@ public final class Validation {
             throw new BadInputException("--id must match " + WORKER_ID.pattern() + "; got '" + id + "'");
         }
         return id;
-    }
-
-    /**
-     * {@code --enter-scope}: how long the fenced writer's entering at a term lasts on a PostgreSQL server session.
-     * {@code session} (enter each physical connection once per term) for direct connections; {@code transaction}
-     * (enter every transaction on its own, nothing left on the server session) behind a transaction-mode pooler.
-     */
-    public static EnterScope enterScope(String value) {
-        String v = value == null ? "" : value.trim().toLowerCase(Locale.ROOT);
-        return switch (v) {
-            case "session" -> EnterScope.SESSION;
-            case "transaction" -> EnterScope.TRANSACTION;
-            default -> throw new BadInputException("--enter-scope must be one of session, transaction (got '" + value
-                    + "'; env FENCELINE_ENTER_SCOPE); use transaction behind a transaction-mode pooler such as PgBouncer");
-        };
     }
 
     public static long atLeast(String option, long value, long min) {

@@ -1,6 +1,5 @@
 package dev.fenceline.sample.cli;
 
-import dev.fenceline.fencing.EnterScope;
 import dev.fenceline.sample.db.DatabaseWait;
 import dev.fenceline.sample.db.SampleDatabase;
 import dev.fenceline.sample.worker.Worker;
@@ -42,13 +41,6 @@ final class WorkerCommand implements Callable<Integer> {
             description = "Pause between batches in ms, 1..3600000 (env FENCELINE_INTERVAL_MS; default ${DEFAULT-VALUE}).")
     long intervalMs;
 
-    @Option(names = "--enter-scope", paramLabel = "SCOPE", defaultValue = "${env:FENCELINE_ENTER_SCOPE:-session}",
-            description = "How the fenced writer enters its term on a PostgreSQL server session: session (once per "
-                    + "connection and term; direct connections) or transaction (every transaction on its own, nothing left "
-                    + "on the server session; required behind a transaction-mode pooler such as PgBouncer, whose "
-                    + "--jdbc-url also needs prepareThreshold=0) (env FENCELINE_ENTER_SCOPE; default ${DEFAULT-VALUE}).")
-    String enterScope;
-
     @Option(names = "--metrics-port", paramLabel = "PORT", defaultValue = "${env:FENCELINE_METRICS_PORT}",
             description = "Serve /metrics (Prometheus) and /health on this port; 0 = any free port (env FENCELINE_METRICS_PORT; default off).")
     Integer metricsPort;
@@ -79,7 +71,6 @@ final class WorkerCommand implements Callable<Integer> {
         Validation.check(ttlMs % 1000 == 0, "--ttl-ms must be whole seconds (etcd leases have 1 s resolution); got " + ttlMs);
         Validation.between("--batch-size", batchSize, 1, 10_000);
         Validation.between("--interval-ms", intervalMs, 1, 3_600_000);
-        EnterScope scope = Validation.enterScope(enterScope);
         if (metricsPort != null) {
             Validation.between("--metrics-port", metricsPort, 0, 65_535);
         }
@@ -97,7 +88,7 @@ final class WorkerCommand implements Callable<Integer> {
                 }));
         WorkerConfig cfg = new WorkerConfig(workerId, common.election(), common.election(), common.jdbcUrl(), common.dbUser,
                 common.dbPassword, common.etcdEndpoints(), Duration.ofMillis(ttlMs), (int) batchSize, Duration.ofMillis(intervalMs),
-                scope, metricsPort, metricsHost, historyFile, pauseInsideBatchFile, common.electionConfig());
+                metricsPort, metricsHost, historyFile, pauseInsideBatchFile, common.electionConfig());
         Worker worker = new Worker(cfg);
         installSignalHandlers(worker, Duration.ofMillis(ttlMs));
         return worker.run(db);

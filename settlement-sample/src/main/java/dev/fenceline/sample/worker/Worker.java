@@ -50,8 +50,8 @@ public final class Worker implements AutoCloseable {
         history.event("start", "pid", ProcessHandle.current().pid(), "election", cfg.election(), "ttl_ms", cfg.ttl().toMillis(),
                 "batch_size", cfg.batchSize(), "interval_ms", cfg.interval().toMillis());
         try (SampleDatabase db = database) {
-            // TRANSACTION scope behind a transaction-mode pooler: nothing of the fence may outlive a transaction there.
-            FencedWriter writer = FencedWriter.create(db.dataSource(), FencedWriterConfig.builder().enterScope(cfg.enterScope()).build());
+            // Nothing of the fence outlives a transaction: the same writer runs directly or behind a transaction-mode pooler.
+            FencedWriter writer = FencedWriter.create(db.dataSource(), FencedWriterConfig.defaults());
             SettlementWork work = new SettlementWork(new SettlementJob(db.dataSource(), writer, cfg.resource(), cfg.workerId(),
                     cfg.batchSize()), cfg.workerId(), cfg.pauseInsideBatchFile(), history);
             WorkerEvents events = new WorkerEvents(cfg, history, registry, work);
@@ -73,8 +73,8 @@ public final class Worker implements AutoCloseable {
                 events.bind(task);
                 task.election().addListener(events);
                 task.start();
-                log.info("worker {} campaigning in election '{}' (ttl {} ms, batch {} every {} ms, enter scope {})", cfg.workerId(),
-                        cfg.election(), cfg.ttl().toMillis(), cfg.batchSize(), cfg.interval().toMillis(), cfg.enterScope());
+                log.info("worker {} campaigning in election '{}' (ttl {} ms, batch {} every {} ms)", cfg.workerId(),
+                        cfg.election(), cfg.ttl().toMillis(), cfg.batchSize(), cfg.interval().toMillis());
                 stopRequested.await();
                 task.close();                    // finishes the current batch, then resigns
                 history.event("stop", "reason", stopReason);

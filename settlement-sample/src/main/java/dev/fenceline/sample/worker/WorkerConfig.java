@@ -1,7 +1,6 @@
 package dev.fenceline.sample.worker;
 
 import dev.fenceline.election.ElectionConfig;
-import dev.fenceline.fencing.EnterScope;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -9,9 +8,6 @@ import java.util.List;
 /**
  * Validated worker settings.
  *
- * @param enterScope           how the fenced writer enters its term on a server session: SESSION (once per physical
- *                             connection and term) for direct connections, TRANSACTION (every transaction on its
- *                             own, nothing left on the server session) behind a transaction-mode pooler
  * @param pauseInsideBatchFile debug hook for the demo and tests: when this file exists, the worker prints
  *                             {@code FENCELINE-PAUSED-INSIDE-BATCH ...} on stdout after it has written a
  *                             batch's updates and before the batch row and the commit, and waits until
@@ -30,7 +26,6 @@ public record WorkerConfig(
         Duration ttl,
         int batchSize,
         Duration interval,
-        EnterScope enterScope,
         Integer metricsPort,
         String metricsHost,
         Path historyFile,

@@ -3,7 +3,6 @@ package dev.fenceline.sample.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.fenceline.fencing.EnterScope;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -49,19 +48,6 @@ class ValidationTest {
             assertThatThrownBy(() -> Validation.electionName(bad)).as(bad).isInstanceOf(BadInputException.class)
                     .hasMessageContaining("--election");
         }
-    }
-
-    @Test
-    void enterScopeIsSessionOrTransactionAndABadOneIsNamedWithTheAllowedValues() {
-        assertThat(Validation.enterScope("session")).isEqualTo(EnterScope.SESSION);
-        assertThat(Validation.enterScope(" Transaction ")).isEqualTo(EnterScope.TRANSACTION);
-        for (String bad : new String[] {"", "pooled", "sessions", "txn"}) {
-            assertThatThrownBy(() -> Validation.enterScope(bad)).as(bad).isInstanceOf(BadInputException.class)
-                    .hasMessageContaining("--enter-scope must be one of session, transaction (got '" + bad + "'")
-                    .hasMessageContaining("FENCELINE_ENTER_SCOPE");
-        }
-        assertThatThrownBy(() -> Validation.enterScope(null)).isInstanceOf(BadInputException.class)
-                .hasMessageContaining("--enter-scope");
     }
 
     @Test

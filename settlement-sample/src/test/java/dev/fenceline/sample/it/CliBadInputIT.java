@@ -73,14 +73,6 @@ class CliBadInputIT {
     }
 
     @Test
-    void unknownEnterScopeIsRefusedBeforeTheWorkerCampaigns() throws Exception {
-        SampleProcesses.Result r = s.cli("worker", "--id", "w-bad-scope", "--enter-scope", "pooled");
-        assertThat(r.exit()).as(r.stderr()).isEqualTo(2);
-        assertThat(r.stderr()).contains("--enter-scope must be one of session, transaction (got 'pooled'");
-        assertNothingChanged();
-    }
-
-    @Test
     void malformedEtcdEndpointIsRefused() throws Exception {
         SampleProcesses.Result r = s.cliRaw(List.of("pause", "--jdbc-url", s.jdbcUrl, "--etcd", "ftp://127.0.0.1:2379"));
         assertThat(r.exit()).isEqualTo(2);

@@ -32,7 +32,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * The settlement fleet behind a real PgBouncer in transaction mode (2 server sessions shared by every client): three
- * worker processes with {@code --enter-scope transaction} settle payments while the leader is frozen with SIGSTOP
+ * worker processes on the writer's defaults settle payments while the leader is frozen with SIGSTOP
  * inside its work (updates written, not committed) three times, each time for longer than its TTL, until a new leader
  * has taken over and its first write has advanced the mark. Each frozen batch must end without committing (the
  * advance terminated its server session). Afterwards {@code fenceline verify}, {@code status} and {@code audit}, also
@@ -71,7 +71,7 @@ class SettlementThroughPoolerIT {
             assertThat(s.cliDirect("migrate").exit()).isZero();
             assertThat(s.cliDirect("seed", "--payments", Integer.toString(INITIAL_PAYMENTS)).exit()).isZero();
             for (String id : new String[] {"w1", "w2", "w3"}) {
-                s.startWorker(id, "--enter-scope", "transaction", "--ttl-ms", "3000", "--batch-size", "10",
+                s.startWorker(id, "--ttl-ms", "3000", "--batch-size", "10",
                         "--interval-ms", "30", "--debug-pause-inside-batch-file", s.dir.resolve(id + ".pause").toString());
             }
 

@@ -147,7 +147,6 @@ public final class FaultEnvironment implements AutoCloseable {
             List<String> cmd = WorkerProcess.command(javaBin(), jar, id, config.ttl().toMillis(), config.batchSize(),
                     config.intervalMs(), FreePorts.next(), runDir.resolve(id + ".history.jsonl"),
                     runDir.resolve(id + ".pause"), jdbcUrl, etcdCsv);
-            cmd.addAll(postgres.workerArguments());
             WorkerProcess w = new WorkerProcess(id, cmd, env, runDir.resolve(id + ".history.jsonl"),
                     runDir.resolve(id + ".log"), portOf(cmd), runDir.resolve(id + ".pause"));
             workers.add(w);

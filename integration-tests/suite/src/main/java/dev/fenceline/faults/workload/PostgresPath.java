@@ -107,11 +107,6 @@ public final class PostgresPath implements AutoCloseable {
         return directJdbcUrl();
     }
 
-    /** Extra worker arguments: behind a transaction-mode pooler, the term is entered per transaction. */
-    public List<String> workerArguments() {
-        return setup.pooler() ? List.of("--enter-scope", "transaction") : List.of();
-    }
-
     private String proxyUrl() {
         return "jdbc:postgresql://127.0.0.1:" + pgProxy.port() + "/" + database.name();
     }

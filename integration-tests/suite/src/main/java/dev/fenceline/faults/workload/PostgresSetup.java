@@ -6,8 +6,8 @@ import java.util.Objects;
 /**
  * How the workers reach PostgreSQL in a fault run.
  *
- * @param pooler  the workers go through a PgBouncer in transaction mode (and enter their term per transaction,
- *                {@code --enter-scope transaction}); the runner itself (payments, checks) connects without it
+ * @param pooler  the workers go through a PgBouncer in transaction mode; the runner itself (payments, checks) connects
+ *                without it
  * @param standby a streaming standby of the primary: {@link Standby#SYNCHRONOUS} ({@code remote_apply}: a failover
  *                loses no acknowledged commit) or {@link Standby#ASYNCHRONOUS} (it can); with either, everyone reaches
  *                the primary through one TCP proxy that a failover repoints at the promoted standby
