@@ -12,8 +12,6 @@ import java.util.Objects;
  *       cap {@code fencing.settings payload_max_bytes} (which truncates with a flag for SQL callers).</li>
  *   <li>{@code checkProtectedTables} (default true): a {@link WriteDescription}'s table must be protected for the
  *       token's resource, checked once per (resource, table) and cached.</li>
- *   <li>{@code stampTransactionTerm} (default false): no effect. Every transaction of the writer sets
- *       {@code fencing.term}, {@code fencing.resource} and {@code fencing.leader_id} for itself.</li>
  *   <li>{@code connectionRecheckAttempts} (default 3, 1..10): after a lost connection, how many fresh connections to
  *       try when re-checking whether the term was deposed.</li>
  *   <li>{@code lockTimeout} (default 2s, 1ms..1h), {@code idleInTransactionSessionTimeout} (default 30s, 100ms..1h)
@@ -29,7 +27,6 @@ public final class FencedWriterConfig {
 
     private final int maxPayloadBytes;
     private final boolean checkProtectedTables;
-    private final boolean stampTransactionTerm;
     private final int connectionRecheckAttempts;
     private final Duration lockTimeout;
     private final Duration idleInTransactionSessionTimeout;
@@ -38,7 +35,6 @@ public final class FencedWriterConfig {
     private FencedWriterConfig(Builder b) {
         this.maxPayloadBytes = b.maxPayloadBytes;
         this.checkProtectedTables = b.checkProtectedTables;
-        this.stampTransactionTerm = b.stampTransactionTerm;
         this.connectionRecheckAttempts = b.connectionRecheckAttempts;
         this.lockTimeout = b.lockTimeout;
         this.idleInTransactionSessionTimeout = b.idleInTransactionSessionTimeout;
@@ -61,10 +57,6 @@ public final class FencedWriterConfig {
         return checkProtectedTables;
     }
 
-    /** As set; no effect: every transaction of the writer sets its term. */
-    public boolean stampTransactionTerm() {
-        return stampTransactionTerm;
-    }
 
     public int connectionRecheckAttempts() {
         return connectionRecheckAttempts;
@@ -86,7 +78,7 @@ public final class FencedWriterConfig {
     @Override
     public String toString() {
         return "FencedWriterConfig{maxPayloadBytes=" + maxPayloadBytes + ", checkProtectedTables="
-                + checkProtectedTables + ", stampTransactionTerm=" + stampTransactionTerm
+                + checkProtectedTables
                 + ", connectionRecheckAttempts=" + connectionRecheckAttempts
                 + ", lockTimeout=" + lockTimeout.toMillis() + "ms, idleInTransactionSessionTimeout="
                 + idleInTransactionSessionTimeout.toMillis() + "ms, statementTimeout=" + statementTimeout.toMillis()
@@ -96,7 +88,6 @@ public final class FencedWriterConfig {
     public static final class Builder {
         private int maxPayloadBytes = DB_PAYLOAD_CAP;
         private boolean checkProtectedTables = true;
-        private boolean stampTransactionTerm;
         private int connectionRecheckAttempts = 3;
         private Duration lockTimeout = Duration.ofSeconds(2);
         private Duration idleInTransactionSessionTimeout = Duration.ofSeconds(30);
@@ -131,11 +122,6 @@ public final class FencedWriterConfig {
             return this;
         }
 
-        /** No effect: every transaction of the writer sets its term. */
-        public Builder stampTransactionTerm(boolean value) {
-            this.stampTransactionTerm = value;
-            return this;
-        }
 
         public Builder connectionRecheckAttempts(int value) {
             this.connectionRecheckAttempts = value;

@@ -522,7 +522,7 @@ class FencedConnectionReviewIT {
     void workThatEndsTheWritersTransactionUnseenIsNotReportedAsCommitted(String route, String scope) {
         String table = table("unseen_" + route.replace('-', '_') + "_" + scope);
         FencedWriterConfig config = switch (scope) {
-            case "stamped" -> FencedWriterConfig.builder().stampTransactionTerm(true).build();
+            case "stamped" -> FencedWriterConfig.defaults();
             case "transaction" -> FencedWriterConfig.builder().build();
             default -> FencedWriterConfig.defaults();
         };

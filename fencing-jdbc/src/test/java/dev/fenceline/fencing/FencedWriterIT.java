@@ -251,7 +251,7 @@ class FencedWriterIT {
     @Test
     void writerThatAlsoStampsTheTransactionTermCommitsAndStillRejectsStaleTerms() {
         FencedWriter stamping = FencedWriter.create(newLeaderPool,
-                FencedWriterConfig.builder().stampTransactionTerm(true).build());
+                FencedWriterConfig.defaults());
         long t = highestAccepted() + 1;
         stamping.transaction(token(t, "stamping"), ctx -> {
             assertThat(ctx.dsl().fetchSingle("SELECT current_setting('fencing.term')").get(0, String.class))

@@ -121,7 +121,6 @@ public class FencelineProperties implements Validator {
         return Writer.PROPERTIES.rethrow(() -> FencedWriterConfig.builder()
                 .maxPayloadBytes(writer.maxPayloadBytes)
                 .checkProtectedTables(writer.checkProtectedTables)
-                .stampTransactionTerm(writer.stampTransactionTerm)
                 .connectionRecheckAttempts(writer.connectionRecheckAttempts)
                 .lockTimeout(writer.getLockTimeout())
                 .idleInTransactionSessionTimeout(writer.getIdleInTransactionSessionTimeout())
@@ -479,9 +478,6 @@ public class FencelineProperties implements Validator {
         /** Check once per (resource, table) that a WriteDescription's table is protected for the token's resource. */
         private boolean checkProtectedTables = true;
 
-        /** No effect: every transaction of the writer sets its term. */
-        private boolean stampTransactionTerm;
-
         /** After a lost connection, how many fresh connections to try when re-checking the term, 1 to 10. */
         private int connectionRecheckAttempts = 3;
 
@@ -499,14 +495,6 @@ public class FencelineProperties implements Validator {
 
         public void setCheckProtectedTables(boolean checkProtectedTables) {
             this.checkProtectedTables = checkProtectedTables;
-        }
-
-        public boolean isStampTransactionTerm() {
-            return stampTransactionTerm;
-        }
-
-        public void setStampTransactionTerm(boolean stampTransactionTerm) {
-            this.stampTransactionTerm = stampTransactionTerm;
         }
 
         public int getConnectionRecheckAttempts() {
