@@ -26,7 +26,7 @@ import org.slf4j.LoggerFactory;
  * {@code dev.fenceline.fencing} for the invariants.
  *
  * <p>One mode, and no fence state in Java or on a server session: nothing entered outlives a transaction. Every
- * transaction is: the writer's first statement ({@link #FIRST_STATEMENT}, one message: it sets the transaction's
+ * transaction is: the writer's first statement ({@link #firstStatement(java.time.Duration)}, one message: it sets the transaction's
  * isolation, access mode, timeouts and fencing settings, all local to the transaction, reads its start and the mark),
  * the work, and the writer's COMMIT behind {@code fencing.check_writers_transaction} (one message). The guard on the
  * protected tables enters the transaction at the work's first write to one of them, advancing the mark when the term
@@ -56,7 +56,10 @@ final class WriterEngine {
      *       set first because PostgreSQL evaluates the select list in order;</li>
      *   <li>{@code idle_in_transaction_session_timeout}: a leader paused inside the transaction loses it;</li>
      *   <li>{@code statement_timeout}: the writer's ({@link FencedWriterConfig#statementTimeout()}, 0 = none), not
-     *       whatever a previous client set;</li>
+     *       whatever a previous client set. PostgreSQL arms a statement's timeout when the statement starts, so a
+     *       value left behind would still count for the statement that replaces it: it is replaced by a
+     *       {@code SET LOCAL} of its own, which takes microseconds, before the SELECT (its value is the writer's
+     *       configured duration, written into the text: a utility statement takes no parameters);</li>
      *   <li>{@code fencing.term}, {@code fencing.resource}, {@code fencing.leader_id}: the token's, which the guard
      *       takes for the transaction's (another client's values would make the work stale, or advance the mark to a
      *       term of theirs under another leader id); {@code fencing.break_glass} cleared: the writer's writes are
@@ -68,30 +71,37 @@ final class WriterEngine {
      *       guard's to find (FL001 at the work's first write to a protected table).</li>
      * </ul>
      */
-    static final String FIRST_STATEMENT = "SET TRANSACTION ISOLATION LEVEL READ COMMITTED, READ WRITE;"
+    static String firstStatement(java.time.Duration statementTimeout) {
+        return "SET TRANSACTION ISOLATION LEVEL READ COMMITTED, READ WRITE;"
+            + " SET LOCAL statement_timeout = '" + millis(statementTimeout) + "';"
             + " SELECT set_config('lock_timeout', ?, true),"
             + " set_config('idle_in_transaction_session_timeout', ?, true),"
-            + " set_config('statement_timeout', ?, true),"
             + " set_config('fencing.term', ?, true), set_config('fencing.resource', ?, true),"
             + " set_config('fencing.leader_id', ?, true), set_config('fencing.break_glass', '', true),"
             + " pg_catalog.transaction_timestamp(),"
             + " (SELECT m.highest_accepted FROM fencing.high_water_mark m WHERE m.resource = ?)";
+    }
 
     /**
-     * {@link FencedWriter#enter}: the same isolation, access mode and timeouts as {@link #FIRST_STATEMENT} (the
+     * {@link FencedWriter#enter}: the same isolation, access mode and timeouts as {@link #firstStatement(java.time.Duration)} (the
      * entering waits for the fence lock, bounded by the writer's lock timeout), then {@code fencing.enter()}, which
      * enters this transaction and advances the mark when the term is newer; committed, so the advance (and the
      * termination of older terms' transactions it made) takes effect now.
      */
-    private static final String ENTER = "SET TRANSACTION ISOLATION LEVEL READ COMMITTED, READ WRITE;"
+    private static String enterStatement(java.time.Duration statementTimeout) {
+        return "SET TRANSACTION ISOLATION LEVEL READ COMMITTED, READ WRITE;"
+            + " SET LOCAL statement_timeout = '" + millis(statementTimeout) + "';"
             + " SELECT set_config('lock_timeout', ?, true),"
-            + " set_config('idle_in_transaction_session_timeout', ?, true),"
-            + " set_config('statement_timeout', ?, true), fencing.enter(?, ?, ?)";
+            + " set_config('idle_in_transaction_session_timeout', ?, true), fencing.enter(?, ?, ?)";
+    }
 
     private static final String READ_MARK = "SELECT highest_accepted FROM fencing.high_water_mark WHERE resource = ?";
 
     private final DataSource dataSource;
     private final FencedWriterConfig config;
+    /** {@link #firstStatement} and {@link #enterStatement} for this writer's statement timeout. */
+    private final String firstStatement;
+    private final String enterStatement;
     /** "resource\0table" known to be protected for that resource. */
     private final Map<String, Boolean> protectedTables = new ConcurrentHashMap<>();
     /** One jOOQ context for all transactions; its connection is the current thread's fenced connection. */
@@ -102,6 +112,8 @@ final class WriterEngine {
     WriterEngine(DataSource dataSource, FencedWriterConfig config) {
         this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
         this.config = Objects.requireNonNull(config, "config");
+        this.firstStatement = firstStatement(config.statementTimeout());
+        this.enterStatement = enterStatement(config.statementTimeout());
     }
 
     FencedWriterConfig config() {
@@ -170,7 +182,7 @@ final class WriterEngine {
     }
 
     /**
-     * {@link #ENTER} on {@code c} in an explicit transaction: committed when accepted; when stale (the function
+     * {@link #enterStatement(java.time.Duration)} on {@code c} in an explicit transaction: committed when accepted; when stale (the function
      * returns the higher mark and changed nothing) rolled back and audited on {@code c}, in its own autocommit
      * statement. Retried on a fresh connection when {@code c} dies: entering at the same term again is harmless.
      */
@@ -178,15 +190,14 @@ final class WriterEngine {
         long mark;
         c.setAutoCommit(false);
         try {
-            try (PreparedStatement ps = c.prepareStatement(ENTER)) {
+            try (PreparedStatement ps = c.prepareStatement(enterStatement)) {
                 ps.setString(1, millis(config.lockTimeout()));
                 ps.setString(2, millis(config.idleInTransactionSessionTimeout()));
-                ps.setString(3, millis(config.statementTimeout()));
-                ps.setString(4, token.resource());
-                ps.setLong(5, token.term());
-                ps.setString(6, token.leaderId());
+                ps.setString(3, token.resource());
+                ps.setLong(4, token.term());
+                ps.setString(5, token.leaderId());
                 try (ResultSet rs = selectAfterSet(ps, "entering")) {
-                    mark = rs.getLong(4);
+                    mark = rs.getLong(3);
                 }
             }
             if (mark == token.term()) {
@@ -422,30 +433,29 @@ final class WriterEngine {
         }
     }
 
-    /** What {@link #FIRST_STATEMENT} read: the transaction's start, and the mark (null: resource not registered). */
+    /** What {@link #firstStatement(java.time.Duration)} read: the transaction's start, and the mark (null: resource not registered). */
     private record FirstStatement(OffsetDateTime started, Long mark) {
     }
 
-    /** Sends {@link #FIRST_STATEMENT} for {@code token} on {@code c}, which must not be in a transaction yet. */
+    /** Sends {@link #firstStatement(java.time.Duration)} for {@code token} on {@code c}, which must not be in a transaction yet. */
     private FirstStatement firstStatement(Connection c, FencingToken token) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(FIRST_STATEMENT)) {
+        try (PreparedStatement ps = c.prepareStatement(firstStatement)) {
             ps.setString(1, millis(config.lockTimeout()));
             ps.setString(2, millis(config.idleInTransactionSessionTimeout()));
-            ps.setString(3, millis(config.statementTimeout()));
-            ps.setString(4, Long.toString(token.term()));
-            ps.setString(5, token.resource());
-            ps.setString(6, token.leaderId() == null ? "" : token.leaderId());
-            ps.setString(7, token.resource());
+            ps.setString(3, Long.toString(token.term()));
+            ps.setString(4, token.resource());
+            ps.setString(5, token.leaderId() == null ? "" : token.leaderId());
+            ps.setString(6, token.resource());
             try (ResultSet rs = selectAfterSet(ps, "the writer's first statement")) {
-                OffsetDateTime started = rs.getObject(8, OffsetDateTime.class);
-                long mark = rs.getLong(9);
+                OffsetDateTime started = rs.getObject(7, OffsetDateTime.class);
+                long mark = rs.getLong(8);
                 return new FirstStatement(started, rs.wasNull() ? null : mark);
             }
         }
     }
 
     /**
-     * Begins the transaction with {@link #FIRST_STATEMENT}; returns its start. A mark above the token's term is
+     * Begins the transaction with {@link #firstStatement(java.time.Duration)}; returns its start. A mark above the token's term is
      * certain staleness (marks only rise): {@link StaleEntering}, rolled back and audited by the caller. No mark row:
      * {@link UnknownResourceException}. A mark below the term is the guard's to advance, at the work's first write.
      */
@@ -465,7 +475,8 @@ final class WriterEngine {
      * caller closes it.
      */
     private static ResultSet selectAfterSet(PreparedStatement ps, String what) throws SQLException {
-        ps.execute();                                             // the SET's result: no rows
+        ps.execute();                                             // the two SETs' results: no rows
+        ps.getMoreResults();
         if (!ps.getMoreResults()) {
             throw new SQLException("fencing: " + what + " returned no row");
         }
