@@ -262,8 +262,16 @@ DECLARE
   v_holder  text;
   v_jump    bigint;
   v_strict  boolean := current_setting('transaction_isolation') <> 'read committed';
+  v_unbounded boolean := current_setting('lock_timeout') = '0';
 BEGIN
   PERFORM fencing.check_resource_name(p_resource);
+  -- A caller without a lock_timeout (psql, a pooled session) would wait without end for a lock a fencing_app login
+  -- holds or queues on the mark's table (a prepared SELECT, CREATE RULE): every wait here is bounded by
+  -- advance_timeout instead, until this function returns.
+  IF v_unbounded THEN
+    PERFORM set_config('lock_timeout', '5s', true);
+    PERFORM set_config('lock_timeout', coalesce((SELECT value FROM fencing.settings WHERE name = 'advance_timeout'), '5s'), true);
+  END IF;
   IF p_term IS NULL OR p_term <= 0 THEN
     RAISE EXCEPTION USING ERRCODE = 'FL003',
       MESSAGE = format('fencing: invalid term %s for resource %s: a term must be a positive bigint', coalesce(p_term::text, 'NULL'), p_resource);
@@ -309,6 +317,9 @@ BEGIN
     SELECT highest_accepted, leader_id INTO v_mark, v_holder FROM fencing.high_water_mark WHERE resource = p_resource FOR SHARE;
   ELSE
     SELECT highest_accepted, leader_id INTO v_mark, v_holder FROM fencing.high_water_mark WHERE resource = p_resource;
+  END IF;
+  IF v_unbounded THEN
+    PERFORM set_config('lock_timeout', '0', true);
   END IF;
   IF v_mark <> p_term THEN
     RETURN v_mark;                                                     -- stale (an advance to p_term leaves it equal)
