@@ -9,8 +9,8 @@
  * Decisions are those of the PL/pgSQL guard in R__40_fencing_guard.sql (the trigger contract tests run against both):
  *   common case  fencing.term is a term (digits), fencing.break_glass is empty, fencing.resource is empty or names
  *                this resource, fencing.leader_id is at most 200 bytes: take the fence lock (1178946115, lock_key)
- *                SHARED at transaction level, then read the mark row with a snapshot taken after the lock was
- *                granted. Mark = term and the leader ids agree (or either is empty): entered, allow.
+ *                SHARED at transaction level if it is free, then read the mark row with a snapshot taken after the
+ *                lock was granted. Mark = term and the leader ids agree (or either is empty): entered, allow.
  *   otherwise    fencing.guard_slow(resource, schema, table, operation, fencing.term) through SPI, which enters
  *                with advancing, honours an audited break-glass, or rejects and audits.
  * An entering is remembered for the rest of the transaction (so later statements cost two setting lookups), keyed by
@@ -102,6 +102,20 @@ _PG_init(void)
 	RegisterSubXactCallback(follow_subtransaction, NULL);
 }
 
+static void
+forget_key(int32 key)
+{
+	int			i = 0;
+
+	while (i < n_entered)
+	{
+		if (entered[i].key == key)
+			entered[i] = entered[--n_entered];
+		else
+			i++;
+	}
+}
+
 static bool
 is_entered(int32 key, int64 term)
 {
@@ -168,8 +182,13 @@ enter_common(int32 key, int64 term, const char *leader)
 	Snapshot	snapshot;
 	bool		accepted = false;
 
+	/*
+	 * Not granted at once: an advance or a squatter holds or awaits the key. The slow path waits for the one and ends
+	 * the other (fencing.take_fence_share); waiting here would let a squatter stop every writer.
+	 */
 	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, FENCE_LOCK_NAMESPACE, (uint32) key, 2);
-	(void) LockAcquire(&tag, ShareLock, false, false);
+	if (LockAcquire(&tag, ShareLock, false, true) == LOCKACQUIRE_NOT_AVAIL)
+		return false;
 
 	nsp = get_namespace_oid("fencing", false);
 	relid = get_relname_relid("high_water_mark", nsp);
@@ -277,7 +296,11 @@ fenceline_guard(PG_FUNCTION_ARGS)
 		return PointerGetDatum(NULL);
 	}
 
-	/* Slow path. */
+	/*
+	 * Slow path. What it decides replaces what this transaction entered before for the resource (it may advance the
+	 * mark past a term entered earlier): forgotten now, remembered again below if it enters.
+	 */
+	forget_key(key);
 	offered = term_setting == NULL ? NULL : pstrdup(term_setting);
 	values[0] = CStringGetTextDatum(trigger->tgargs[1]);
 	values[1] = DirectFunctionCall1(namein,

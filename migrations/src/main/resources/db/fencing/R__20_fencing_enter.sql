@@ -22,7 +22,10 @@
 --    A pooler hands a transaction nothing from an earlier one: the term is transaction-local (SET LOCAL).
 --  * Liveness, not safety: an advance ends the transactions that hold K(r) (pg_terminate_backend), including any
 --    login squatting on the key, within advance_timeout (then FL005, nothing changed). Concurrent advances of one
---    resource are serialised by a row lock on the mark, which only the owner of these functions can take.
+--    resource are serialised by a row lock on the mark, which only the owner of these functions can take. An advance
+--    also holds fencing.term_history in ROW EXCLUSIVE mode from its start: a login holding or queuing for K(r)
+--    exclusively without that lock is squatting, and an entering that cannot get K(r) at once terminates it
+--    (fencing.take_fence_share). Mistaking an advance for a squatter would only abort that advance.
 --  * Out of scope (documented non-goals): superusers and table owners (they can disable triggers).
 --
 -- SQLSTATEs raised by the fencing functions (class FL):
@@ -177,7 +180,10 @@ BEGIN
       HINT = 'Reset fencing.warm_up to advance.';
   END IF;
 
-  BEGIN   -- a subtransaction: when another advance got there first, its row lock is given back below
+  BEGIN   -- a subtransaction: when another advance got there first, its locks are given back below
+    -- 0. What tells an advance from a squatter (take_fence_share): only the owner of these functions writes
+    --    fencing.term_history, and logins outside the fencing roles cannot even name it.
+    LOCK TABLE fencing.term_history IN ROW EXCLUSIVE MODE;
     -- 1. One advance of a resource at a time: the mark row, which only the owner of these functions can lock (the
     --    application roles have SELECT only), so no other login can pose as an advance in flight.
     PERFORM set_config('lock_timeout', greatest(1, (extract(epoch FROM v_deadline - clock_timestamp()) * 1000)::bigint)::text, true);
@@ -240,6 +246,57 @@ BEGIN
   EXCEPTION WHEN SQLSTATE 'FL0A0' THEN
     RETURN v_mark;
   END;
+END
+$fn$;
+
+-- The fence lock K(r), shared, for the rest of the transaction. Granted at once unless some backend holds or awaits it
+-- exclusively: an advance (wait for it) or a squatter — any login may take any advisory lock — which is terminated,
+-- so that it can stop no writer. Waits in steps of at most 200 ms, looking again between them, within the caller's
+-- lock_timeout (then 55P03, as any lock wait ends); a prepared squatter (no backend) is waited for like an advance.
+CREATE OR REPLACE FUNCTION fencing.take_fence_share(p_key bigint)
+RETURNS void
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+  v_db       oid := (SELECT oid FROM pg_database WHERE datname = current_database());
+  v_old_lt   text := current_setting('lock_timeout');
+  v_limit    interval := CASE WHEN current_setting('lock_timeout') = '0' THEN NULL ELSE current_setting('lock_timeout')::interval END;
+  v_deadline timestamptz := clock_timestamp() + v_limit;
+  v_pid      integer;
+BEGIN
+  LOOP
+    EXIT WHEN pg_try_advisory_xact_lock_shared(1178946115, p_key::integer);
+    FOR v_pid IN
+      SELECT DISTINCT l.pid FROM pg_locks l
+       WHERE l.locktype = 'advisory' AND l.database = v_db AND l.classid = 1178946115::oid AND l.objid = p_key::oid
+         AND l.objsubid = 2 AND l.mode = 'ExclusiveLock' AND l.pid <> pg_backend_pid()
+         AND NOT EXISTS (SELECT 1 FROM pg_locks h
+                          WHERE h.pid = l.pid AND h.locktype = 'relation' AND h.database = v_db
+                            AND h.relation = 'fencing.term_history'::regclass AND h.mode = 'RowExclusiveLock' AND h.granted)
+    LOOP
+      BEGIN
+        PERFORM pg_terminate_backend(v_pid);
+      EXCEPTION WHEN insufficient_privilege THEN
+        NULL;   -- a superuser's backend (out of scope): waited for like an advance
+      END;
+    END LOOP;
+    IF v_deadline IS NOT NULL AND clock_timestamp() >= v_deadline THEN
+      RAISE EXCEPTION USING ERRCODE = '55P03',
+        MESSAGE = format('fencing: could not take the fence lock (1178946115, %s) within lock_timeout %s: an advance, a prepared transaction or a superuser holds it', p_key, v_old_lt);
+    END IF;
+    PERFORM set_config('lock_timeout', CASE WHEN v_deadline IS NULL THEN 200
+                         ELSE least(200, greatest(1, (extract(epoch FROM v_deadline - clock_timestamp()) * 1000)::bigint)) END::text, true);
+    BEGIN
+      PERFORM pg_advisory_xact_lock_shared(1178946115, p_key::integer);
+      PERFORM set_config('lock_timeout', v_old_lt, true);
+      EXIT;
+    EXCEPTION WHEN lock_not_available THEN
+      PERFORM set_config('lock_timeout', v_old_lt, true);
+    END;
+  END LOOP;
 END
 $fn$;
 
@@ -309,7 +366,7 @@ BEGIN
   END IF;
 
   -- Entering: the fence lock, shared (after our own advance: granted at once), held until the transaction ends.
-  PERFORM pg_advisory_xact_lock_shared(1178946115, v_key::integer);
+  PERFORM fencing.take_fence_share(v_key);
   -- A new statement: under READ COMMITTED a snapshot taken after the lock was granted. Under REPEATABLE READ /
   -- SERIALIZABLE the transaction's snapshot may be older: FOR SHARE turns a mark moved since into a serialization
   -- failure.

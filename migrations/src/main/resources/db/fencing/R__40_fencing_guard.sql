@@ -115,9 +115,9 @@ COMMENT ON FUNCTION fencing.use_native_guard(text) IS
   'Switches fencing.guard() to the C implementation (superuser; the library must be loadable). Raises FL008 and changes nothing otherwise.';
 
 -- The PL/pgSQL guard: its only definition (the body inside). TG_ARGV[0] = the resource's lock_key, TG_ARGV[1] = the
--- resource (set by protect_table). Its common case — a term for this resource under READ COMMITTED, no break-glass —
--- enters here: the fence lock, then (a new statement, so a snapshot taken after the lock was granted) the mark equal
--- to the term. It keeps no state: every firing enters again (re-taking a lock this transaction holds is cheap).
+-- resource (set by protect_table). Its common case — a term for this resource under READ COMMITTED, no break-glass,
+-- the fence lock free — enters here: the fence lock, then (a new statement, so a snapshot taken after the lock was
+-- granted) the mark equal to the term. It keeps no state: every firing enters again (re-taking a lock this transaction holds is cheap).
 -- Everything else goes to guard_slow(), which decides exactly as the native guard's slow path.
 CREATE OR REPLACE FUNCTION fencing.use_plpgsql_guard()
 RETURNS text
@@ -140,8 +140,9 @@ BEGIN
        AND COALESCE(pg_catalog.current_setting('fencing.break_glass', true), '') OPERATOR(pg_catalog.=) ''
        AND COALESCE(pg_catalog.current_setting('fencing.resource', true), '') OPERATOR(pg_catalog.=) ANY (ARRAY['', TG_ARGV[1]])
        AND pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.=) 'read committed' THEN
-      PERFORM pg_catalog.pg_advisory_xact_lock_shared(1178946115, TG_ARGV[0]::integer);
-      IF EXISTS (SELECT 1 FROM fencing.high_water_mark m
+      -- Not granted at once: an advance or a squatter holds the key; guard_slow waits for the one, ends the other.
+      IF pg_catalog.pg_try_advisory_xact_lock_shared(1178946115, TG_ARGV[0]::integer)
+         AND EXISTS (SELECT 1 FROM fencing.high_water_mark m
                   WHERE m.lock_key OPERATOR(pg_catalog.=) TG_ARGV[0]::bigint
                     AND m.highest_accepted OPERATOR(pg_catalog.=) v_term::bigint
                     AND (m.leader_id IS NULL OR COALESCE(v_leader, '') OPERATOR(pg_catalog.=) ''

@@ -26,7 +26,7 @@ import org.slf4j.LoggerFactory;
  * {@code dev.fenceline.fencing} for the invariants.
  *
  * <p>One mode, and no fence state in Java or on a server session: nothing entered outlives a transaction. Every
- * transaction is: the writer's first statement ({@link #firstStatement(java.time.Duration)}, one message: it sets the transaction's
+ * transaction is: the writer's first statement ({@link #firstStatement(FencedWriterConfig)}, one message: it sets the transaction's
  * isolation, access mode, timeouts and fencing settings, all local to the transaction, reads its start and the mark),
  * the work, and the writer's COMMIT behind {@code fencing.check_writers_transaction} (one message). The guard on the
  * protected tables enters the transaction at the work's first write to one of them, advancing the mark when the term
@@ -51,15 +51,12 @@ final class WriterEngine {
      *   <li>READ COMMITTED: the guard reads the mark with a snapshot taken after its lock was granted, which a stricter
      *       {@code default_transaction_isolation} (whose snapshot is taken at the transaction's first statement)
      *       would not give; READ WRITE: a {@code default_transaction_read_only} would refuse the work's writes;</li>
-     *   <li>{@code lock_timeout}: the guard's wait for the fence lock (while an advance holds it) and the work's waits
-     *       on a deposed leader's row locks are bounded by the writer's value ({@link FencedWriterConfig#lockTimeout()}),
-     *       set first because PostgreSQL evaluates the select list in order;</li>
+     *   <li>{@code statement_timeout} and {@code lock_timeout}: the writer's ({@link FencedWriterConfig}; 0 = none),
+     *       not whatever a previous client set, each by a {@code SET LOCAL} of its own before the SELECT
+     *       ({@link #timeoutsFirst}): the guard's wait for the fence lock (while an advance holds it), the SELECT's
+     *       own lock on the mark's table and the work's waits on a deposed leader's row locks are bounded by the
+     *       writer's value;</li>
      *   <li>{@code idle_in_transaction_session_timeout}: a leader paused inside the transaction loses it;</li>
-     *   <li>{@code statement_timeout}: the writer's ({@link FencedWriterConfig#statementTimeout()}, 0 = none), not
-     *       whatever a previous client set. PostgreSQL arms a statement's timeout when the statement starts, so a
-     *       value left behind would still count for the statement that replaces it: it is replaced by a
-     *       {@code SET LOCAL} of its own, which takes microseconds, before the SELECT (its value is the writer's
-     *       configured duration, written into the text: a utility statement takes no parameters);</li>
      *   <li>{@code fencing.term}, {@code fencing.resource}, {@code fencing.leader_id}: the token's, which the guard
      *       takes for the transaction's (another client's values would make the work stale, or advance the mark to a
      *       term of theirs under another leader id); {@code fencing.break_glass} cleared: the writer's writes are
@@ -71,11 +68,9 @@ final class WriterEngine {
      *       guard's to find (FL001 at the work's first write to a protected table).</li>
      * </ul>
      */
-    static String firstStatement(java.time.Duration statementTimeout) {
-        return "SET TRANSACTION ISOLATION LEVEL READ COMMITTED, READ WRITE;"
-            + " SET LOCAL statement_timeout = '" + millis(statementTimeout) + "';"
-            + " SELECT set_config('lock_timeout', ?, true),"
-            + " set_config('idle_in_transaction_session_timeout', ?, true),"
+    static String firstStatement(FencedWriterConfig config) {
+        return timeoutsFirst(config)
+            + " SELECT set_config('idle_in_transaction_session_timeout', ?, true),"
             + " set_config('fencing.term', ?, true), set_config('fencing.resource', ?, true),"
             + " set_config('fencing.leader_id', ?, true), set_config('fencing.break_glass', '', true),"
             + " pg_catalog.transaction_timestamp(),"
@@ -83,16 +78,27 @@ final class WriterEngine {
     }
 
     /**
-     * {@link FencedWriter#enter}: the same isolation, access mode and timeouts as {@link #firstStatement(java.time.Duration)} (the
+     * {@link FencedWriter#enter}: the same isolation, access mode and timeouts as {@link #firstStatement(FencedWriterConfig)} (the
      * entering waits for the fence lock, bounded by the writer's lock timeout), then {@code fencing.enter()}, which
      * enters this transaction and advances the mark when the term is newer; committed, so the advance (and the
      * termination of older terms' transactions it made) takes effect now.
      */
-    private static String enterStatement(java.time.Duration statementTimeout) {
+    private static String enterStatement(FencedWriterConfig config) {
+        return timeoutsFirst(config)
+            + " SELECT set_config('idle_in_transaction_session_timeout', ?, true), fencing.enter(?, ?, ?)";
+    }
+
+    /**
+     * The commands before the writer's SELECT: isolation and access mode, then the statement and lock timeouts as
+     * utility statements of their own. PostgreSQL arms a statement's timeout when the statement starts, and the
+     * SELECT locks the mark's table while it is parsed, before any set_config in it runs: values another client left
+     * would count for it. The values are the writer's configured durations written into the text (a utility
+     * statement takes no parameters): whole milliseconds, so nothing else can reach the text.
+     */
+    private static String timeoutsFirst(FencedWriterConfig config) {
         return "SET TRANSACTION ISOLATION LEVEL READ COMMITTED, READ WRITE;"
-            + " SET LOCAL statement_timeout = '" + millis(statementTimeout) + "';"
-            + " SELECT set_config('lock_timeout', ?, true),"
-            + " set_config('idle_in_transaction_session_timeout', ?, true), fencing.enter(?, ?, ?)";
+            + " SET LOCAL statement_timeout = '" + millis(config.statementTimeout()) + "';"
+            + " SET LOCAL lock_timeout = '" + millis(config.lockTimeout()) + "';";
     }
 
     private static final String READ_MARK = "SELECT highest_accepted FROM fencing.high_water_mark WHERE resource = ?";
@@ -112,8 +118,8 @@ final class WriterEngine {
     WriterEngine(DataSource dataSource, FencedWriterConfig config) {
         this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
         this.config = Objects.requireNonNull(config, "config");
-        this.firstStatement = firstStatement(config.statementTimeout());
-        this.enterStatement = enterStatement(config.statementTimeout());
+        this.firstStatement = firstStatement(config);
+        this.enterStatement = enterStatement(config);
     }
 
     FencedWriterConfig config() {
@@ -182,7 +188,7 @@ final class WriterEngine {
     }
 
     /**
-     * {@link #enterStatement(java.time.Duration)} on {@code c} in an explicit transaction: committed when accepted; when stale (the function
+     * {@link #enterStatement(FencedWriterConfig)} on {@code c} in an explicit transaction: committed when accepted; when stale (the function
      * returns the higher mark and changed nothing) rolled back and audited on {@code c}, in its own autocommit
      * statement. Retried on a fresh connection when {@code c} dies: entering at the same term again is harmless.
      */
@@ -191,13 +197,12 @@ final class WriterEngine {
         c.setAutoCommit(false);
         try {
             try (PreparedStatement ps = c.prepareStatement(enterStatement)) {
-                ps.setString(1, millis(config.lockTimeout()));
-                ps.setString(2, millis(config.idleInTransactionSessionTimeout()));
-                ps.setString(3, token.resource());
-                ps.setLong(4, token.term());
-                ps.setString(5, token.leaderId());
+                ps.setString(1, millis(config.idleInTransactionSessionTimeout()));
+                ps.setString(2, token.resource());
+                ps.setLong(3, token.term());
+                ps.setString(4, token.leaderId());
                 try (ResultSet rs = selectAfterSet(ps, "entering")) {
-                    mark = rs.getLong(3);
+                    mark = rs.getLong(2);
                 }
             }
             if (mark == token.term()) {
@@ -366,7 +371,10 @@ final class WriterEngine {
                 throw dead;
             } catch (Throwable t) {
                 rollbackQuietly(c);
-                throw translate(t, committing, token, description);
+                // A rejection is recorded on this connection, back in autocommit: a pool with no other connection
+                // free (a pool of one, or a busy one) must not lose the audit row to its connection timeout.
+                resetAutoCommit(c);
+                throw translate(t, committing, token, description, c);
             } finally {
                 resetAutoCommit(c);
             }
@@ -433,29 +441,28 @@ final class WriterEngine {
         }
     }
 
-    /** What {@link #firstStatement(java.time.Duration)} read: the transaction's start, and the mark (null: resource not registered). */
+    /** What {@link #firstStatement(FencedWriterConfig)} read: the transaction's start, and the mark (null: resource not registered). */
     private record FirstStatement(OffsetDateTime started, Long mark) {
     }
 
-    /** Sends {@link #firstStatement(java.time.Duration)} for {@code token} on {@code c}, which must not be in a transaction yet. */
+    /** Sends {@link #firstStatement(FencedWriterConfig)} for {@code token} on {@code c}, which must not be in a transaction yet. */
     private FirstStatement firstStatement(Connection c, FencingToken token) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(firstStatement)) {
-            ps.setString(1, millis(config.lockTimeout()));
-            ps.setString(2, millis(config.idleInTransactionSessionTimeout()));
-            ps.setString(3, Long.toString(token.term()));
-            ps.setString(4, token.resource());
-            ps.setString(5, token.leaderId() == null ? "" : token.leaderId());
-            ps.setString(6, token.resource());
+            ps.setString(1, millis(config.idleInTransactionSessionTimeout()));
+            ps.setString(2, Long.toString(token.term()));
+            ps.setString(3, token.resource());
+            ps.setString(4, token.leaderId() == null ? "" : token.leaderId());
+            ps.setString(5, token.resource());
             try (ResultSet rs = selectAfterSet(ps, "the writer's first statement")) {
-                OffsetDateTime started = rs.getObject(7, OffsetDateTime.class);
-                long mark = rs.getLong(8);
+                OffsetDateTime started = rs.getObject(6, OffsetDateTime.class);
+                long mark = rs.getLong(7);
                 return new FirstStatement(started, rs.wasNull() ? null : mark);
             }
         }
     }
 
     /**
-     * Begins the transaction with {@link #firstStatement(java.time.Duration)}; returns its start. A mark above the token's term is
+     * Begins the transaction with {@link #firstStatement(FencedWriterConfig)}; returns its start. A mark above the token's term is
      * certain staleness (marks only rise): {@link StaleEntering}, rolled back and audited by the caller. No mark row:
      * {@link UnknownResourceException}. A mark below the term is the guard's to advance, at the work's first write.
      */
@@ -475,9 +482,11 @@ final class WriterEngine {
      * caller closes it.
      */
     private static ResultSet selectAfterSet(PreparedStatement ps, String what) throws SQLException {
-        ps.execute();                                             // the two SETs' results: no rows
-        ps.getMoreResults();
-        if (!ps.getMoreResults()) {
+        boolean rows = ps.execute();                              // the SETs' results come first: no rows
+        for (int i = 0; i < 3 && !rows; i++) {
+            rows = ps.getMoreResults();
+        }
+        if (!rows) {
             throw new SQLException("fencing: " + what + " returned no row");
         }
         ResultSet rs = ps.getResultSet();
@@ -503,13 +512,14 @@ final class WriterEngine {
         }
     }
 
-    private RuntimeException translate(Throwable t, boolean committing, FencingToken token, WriteDescription d) {
+    private RuntimeException translate(Throwable t, boolean committing, FencingToken token, WriteDescription d,
+                                       Connection c) {
         if (t instanceof Error e) {
             throw e;
         }
         if (t instanceof StaleEntering s) {
             // The first statement read a higher mark; the transaction is rolled back. Audit like a stale enter().
-            boolean audited = auditOnFreshConnection(token, s.mark, d);
+            boolean audited = audit(c, token, s.mark, d);
             return new StaleTermException(token.resource(), token.term(), s.mark, d == null ? null : d.table(),
                     audited, null);
         }
