@@ -62,8 +62,9 @@ final class AdversaryRole implements AutoCloseable {
 
     /**
      * A new resource whose mark is {@code mark} (held by {@code leaderId}) and a protected table {@code table (id
-     * bigint PRIMARY KEY, note text)} with rows 1..3, writable by this role. The mark is set by a superuser session
-     * that is closed at once, so no session stays entered.
+     * bigint PRIMARY KEY, note text)} with rows 1..3 (inserted before the table is protected), writable by this role.
+     * The mark is set by {@code fencing.enter} in a transaction of its own (a superuser's, committed at once), so no
+     * transaction holds the fence lock afterwards.
      */
     void protectedTable(String table, String resource, long mark, String leaderId) {
         Fixtures.sql(db, "CREATE TABLE " + table + " (id bigint PRIMARY KEY, note text)",

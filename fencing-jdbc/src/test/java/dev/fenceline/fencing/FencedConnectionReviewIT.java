@@ -37,8 +37,10 @@ import org.junit.jupiter.params.provider.ValueSource;
  * {@code fencing_app} login ({@link AdversaryRole}): the writer's pools log in as that role, so nothing relies on
  * powers a deployed service would not have.
  *
- * <p>The properties: a fenced transaction commits as a whole or not at all; no write carrying a deposed term commits;
- * every rejection is audited exactly once. Each test has its own resource and table ({@code id bigint, note text},
+ * <p>The properties: a fenced transaction commits as a whole or not at all, and is reported as committed only if it
+ * was; work that ends the writer's transaction itself (COMMIT sent as SQL) commits what it wrote before under its term,
+ * and nothing after it (the term is transaction-local), and is reported as failed; no write carrying a deposed term
+ * commits; every rejection is audited exactly once. Each test has its own resource and table ({@code id bigint, note text},
  * rows 1..3 with note {@code initial}, made by {@link AdversaryRole#protectedTable}). The deposing advance is made on a
  * separate connection of the same role, in the work's own thread, so the order of events is forced without sleeping.
  */
@@ -105,13 +107,20 @@ class FencedConnectionReviewIT {
         }
     }
 
-    /** What a session carries of the fence: "entered|term|resource|advisory locks|warm-up tables". */
-    private static String sessionLeftovers(Connection c, String lockKey) throws SQLException {
-        return query(c, "SELECT coalesce(current_setting('fencing.entered_" + lockKey + "', true), '')"
-                + " || '|' || coalesce(current_setting('fencing.term', true), '')"
+    /**
+     * What a server session carries that could count for a later transaction on it: "term|resource|advisory
+     * locks|temporary relations" (the warm-up writes to a temporary table in a transaction it rolls back).
+     */
+    private static String sessionLeftovers(Connection c) throws SQLException {
+        return query(c, "SELECT coalesce(current_setting('fencing.term', true), '')"
                 + " || '|' || coalesce(current_setting('fencing.resource', true), '')"
                 + " || '|' || (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid())"
-                + " || '|' || (SELECT count(*) FROM pg_class WHERE relname = 'fencing_warm_up')");
+                + " || '|' || (SELECT count(*) FROM pg_class WHERE relnamespace = pg_my_temp_schema())");
+    }
+
+    /** Transactions holding the resource's fence lock now (the view the next advance's victims are listed in). */
+    private long enteredTransactions(String resource) {
+        return count(db, "SELECT count(*) FROM fencing.entered_transactions WHERE resource = '" + resource + "'");
     }
 
     /** Runs {@code action} as leader a at term 5 of the table's resource, on a new pool of one session. */
@@ -204,16 +213,21 @@ class FencedConnectionReviewIT {
     }
 
     /**
-     * SQL that would end the transaction (here COMMIT, then the work fails) is refused before it reaches the server,
-     * through the connection's statements, its prepared statements and jOOQ alike: nothing of the work is committed.
+     * SQL that ends the transaction (COMMIT, END, COMMIT AND CHAIN, COMMIT inside a multi-statement string), sent
+     * through the connection's statements, its prepared statements, a batch or jOOQ, is not scanned for: it reaches
+     * PostgreSQL and commits what the work wrote before it. That much is fenced all the same (written under term 5,
+     * its fence lock held until that commit), only outside the writer's all-or-nothing. What such a COMMIT cannot do
+     * is carry the term on: the writer's term, resource and leader id are transaction-local, so the work's next write
+     * to a protected table, in whatever transaction the connection is in now, has no term and is rejected (FL002), and
+     * the writer reports the work as failed (IllegalStateException), not committed. Nothing written after the COMMIT
+     * is committed.
      */
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {"statement", "prepared", "batch", "dsl", "multi-statement", "commit-and-chain"})
-    void sqlThatWouldEndTheTransactionIsRefusedAndNothingIsCommitted(String route) {
+    void sqlThatEndsTheTransactionLeavesTheRestOfTheWorkWithoutATermAndIsNotReportedAsCommitted(String route) {
         String table = table("commit_sql_" + route.replace('-', '_'));
-        Throwable failed = runAtTermFive(table, ctx -> {
+        assertACommitSentByTheWorkEndsItsTerm(table, route, ctx -> {
             Connection c = ctx.connection();
-            update(c, table, 1, "written before the COMMIT", 5);
             switch (route) {
                 case "statement" -> execute(c, "COMMIT");
                 case "prepared" -> c.prepareStatement("commit").execute();
@@ -227,59 +241,101 @@ class FencedConnectionReviewIT {
                 case "multi-statement" -> execute(c, "SELECT 1; /* done */ COMMIT; BEGIN");
                 default -> execute(c, "COMMIT AND CHAIN");
             }
-            throw new IllegalStateException("the work fails after its write");
         });
-        assertThat(failed).hasMessageContaining("is not allowed inside fenced work");
-        assertThat(note(table, 1)).as("row 1 after the work failed").isEqualTo("initial");
+    }
+
+    /**
+     * Runs, at term 5: a write of row 1, {@code sendCommit} (the work ending the writer's transaction itself), and a
+     * write of row 2. Row 1 is committed by the work's own COMMIT; the write of row 2 finds no term (FL002) and
+     * commits nothing; the writer reports IllegalStateException.
+     */
+    private void assertACommitSentByTheWorkEndsItsTerm(String table, String how, FencedAction sendCommit) {
+        AtomicReference<Throwable> afterCommit = new AtomicReference<>();
+        Throwable failed = runAtTermFive(table, ctx -> {
+            update(ctx.connection(), table, 1, "written before the COMMIT", 5);
+            sendCommit.run(ctx);
+            afterCommit.set(catchThrowable(() -> update(ctx.connection(), table, 2, "written after the COMMIT", 5)));
+        });
+        assertThat(sqlState(afterCommit.get())).as("the work's write after its COMMIT via %s: %s", how,
+                afterCommit.get()).isEqualTo("FL002");
+        assertThat(failed).as("the writer's outcome for work that committed via %s", how)
+                .isInstanceOf(IllegalStateException.class);
+        assertThat(note(table, 2)).as("row 2, written after the COMMIT via %s", how).isEqualTo("initial");
+        assertThat(note(table, 1)).as("row 1, committed by the work's own COMMIT via %s (under term 5)", how)
+                .isEqualTo("written before the COMMIT");
     }
 
     /**
      * The driver's interfaces that {@code unwrap} hands out (wrapped) have ways to send SQL that are not the JDBC
-     * {@code execute*} methods: {@code BaseConnection.execSQLUpdate}, {@code PGConnection.getCopyAPI()} (a
-     * {@code CopyManager}) and {@code BaseConnection.getQueryExecutor()}. A COMMIT sent that way would commit the
-     * work's first write on its own before the work fails, so it is refused (or the way is) like the connection's.
+     * {@code execute*} methods: {@code BaseConnection.execSQLUpdate} and {@code PGConnection.getCopyAPI()} (a
+     * {@code CopyManager}). A COMMIT sent that way ends the writer's transaction like one sent as SQL: the rest of the
+     * work has no term, and the writer does not report it as committed.
      */
     @ParameterizedTest(name = "{0}")
-    @ValueSource(strings = {"execSQLUpdate", "copyIn", "queryExecutor"})
-    void driverInterfacesReachedByUnwrapCannotCommitPartOfAFencedTransaction(String route) {
+    @ValueSource(strings = {"execSQLUpdate", "copyIn"})
+    void aCommitSentThroughADriverInterfaceReachedByUnwrapLeavesTheRestOfTheWorkWithoutATerm(String route) {
         String table = table("driver_commit_" + route.toLowerCase());
-        Throwable failed = runAtTermFive(table, ctx -> {
+        assertACommitSentByTheWorkEndsItsTerm(table, route, ctx -> {
             Connection c = ctx.connection();
-            update(c, table, 1, "committed by the work itself via " + route, 5);
+            // CopyManager reports an error (the server answers a COMMIT, not a copy), after the server ran it.
             catchThrowable(() -> {
                 switch (route) {
                     case "execSQLUpdate" -> c.unwrap(org.postgresql.core.BaseConnection.class).execSQLUpdate("COMMIT");
-                    case "copyIn" -> c.unwrap(org.postgresql.PGConnection.class).getCopyAPI()
+                    default -> c.unwrap(org.postgresql.PGConnection.class).getCopyAPI()
                             .copyIn("COMMIT", new java.io.ByteArrayInputStream(new byte[0]));
-                    default -> {
-                        org.postgresql.core.QueryExecutor qe =
-                                c.unwrap(org.postgresql.core.BaseConnection.class).getQueryExecutor();
-                        qe.execute(qe.createSimpleQuery("COMMIT"), null, new org.postgresql.core.ResultHandlerBase() {
-                            @Override
-                            public void handleWarning(java.sql.SQLWarning warning) {
-                            }
-                        }, 0, 0, org.postgresql.core.QueryExecutor.QUERY_SUPPRESS_BEGIN);
-                    }
                 }
             });
-            throw new IllegalStateException("the work fails after its write");
         });
-        assertThat(failed).hasMessage("the work fails after its write");
-        assertThat(note(table, 1)).as("row 1 after the work (which tried to commit via %s) failed", route)
-                .isEqualTo("initial");
     }
 
     /**
-     * A PREPARE TRANSACTION, and a ROLLBACK that would let the work start over outside the writer's transaction, are
-     * refused the same way; a ROLLBACK TO a savepoint is not (the transaction goes on).
+     * {@code BaseConnection.getQueryExecutor()} works on the pool's connection past the view (and past the work's
+     * thread and lifetime): it is not handed out, so nothing can be sent through it, and the work's failure rolls back
+     * everything it wrote.
      */
     @Test
-    void prepareAndRollbackAreRefusedButRollingBackToASavepointIsNot() {
+    void theDriversQueryExecutorIsNotHandedOutToTheWork() {
+        String table = table("driver_query_executor");
+        Throwable failed = runAtTermFive(table, ctx -> {
+            Connection c = ctx.connection();
+            update(c, table, 1, "written before asking for the query executor", 5);
+            Throwable executor = catchThrowable(
+                    () -> c.unwrap(org.postgresql.core.BaseConnection.class).getQueryExecutor());
+            // declared without SQLException, so the proxy's refusal arrives wrapped (UndeclaredThrowableException)
+            assertThat(executor).as("getQueryExecutor()").isNotNull()
+                    .hasStackTraceContaining("getQueryExecutor() is not allowed");
+            throw new IllegalStateException("the work fails after its write");
+        });
+        assertThat(failed).hasMessage("the work fails after its write");
+        assertThat(note(table, 1)).as("row 1 after the work failed").isEqualTo("initial");
+    }
+
+    /**
+     * A PREPARE TRANSACTION or a ROLLBACK sent as SQL ends the writer's transaction like a COMMIT: the work's next
+     * write has no term (FL002) and the writer reports IllegalStateException; nothing of the work is committed (the
+     * prepared transaction holds only what it wrote before, and is rolled back here). A ROLLBACK TO a savepoint does not
+     * end it: the transaction goes on at its term.
+     */
+    @Test
+    void prepareOrRollbackSentAsSqlLeavesTheRestOfTheWorkWithoutATermButRollingBackToASavepointDoesNot() {
         String table = table("rollback_sql");
-        Throwable prepared = runAtTermFive(table, ctx -> execute(ctx.connection(), "PREPARE TRANSACTION 'x'"));
-        assertThat(prepared).hasMessageContaining("is not allowed inside fenced work");
-        Throwable rolledBack = runAtTermFive(table, ctx -> execute(ctx.connection(), "ROLLBACK"));
-        assertThat(rolledBack).hasMessageContaining("is not allowed inside fenced work");
+        String gid = table + "-branch";
+        for (String end : new String[] {"PREPARE TRANSACTION '" + gid + "'", "ROLLBACK"}) {
+            AtomicReference<Throwable> afterEnd = new AtomicReference<>();
+            Throwable failed;
+            try {
+                failed = runAtTermFive(table, ctx -> {
+                    execute(ctx.connection(), end);
+                    afterEnd.set(catchThrowable(() -> update(ctx.connection(), table, 1, "after " + end, 5)));
+                });
+            } finally {
+                AdversaryRole.rollbackPreparedTransactions(db);
+            }
+            assertThat(sqlState(afterEnd.get())).as("the work's write after %s: %s", end, afterEnd.get())
+                    .isEqualTo("FL002");
+            assertThat(failed).as("the writer's outcome after %s", end).isInstanceOf(IllegalStateException.class);
+            assertThat(note(table, 1)).as("row 1 after %s", end).isEqualTo("initial");
+        }
         Throwable ok = runAtTermFive(table, ctx -> {
             Connection c = ctx.connection();
             execute(c, "SAVEPOINT s");
@@ -371,8 +427,9 @@ class FencedConnectionReviewIT {
     }
 
     /**
-     * Whatever escapes to the physical session (here the driver's own connection, through {@code unwrap}) is fenced by
-     * PostgreSQL: once another leader advanced to 6, the session entered at 5 cannot write.
+     * What {@code unwrap(Connection.class)} hands out is the view again, bound to the work: kept after it, it refuses
+     * every call. The physical session behind it would not help either: the writer's term ended with its transaction,
+     * so nothing written there after the advance to 6 carries term 5.
      */
     @Test
     void unwrappedConnectionKeptAfterTheWorkCannotWriteOnceItsTermIsDeposed() throws Exception {
@@ -385,7 +442,8 @@ class FencedConnectionReviewIT {
             writer.run(t5, ctx -> raw.set(ctx.connection().unwrap(Connection.class)));
             advance(resource, 6);
             Throwable late = catchThrowable(() -> update(raw.get(), table, 1, "escaped raw, term 5 after 6", 5));
-            assertThat(late).as("a write on the escaped session entered at 5 after the advance to 6").isNotNull();
+            assertThat(late).as("a write on the escaped connection of a term-5 transaction after the advance to 6")
+                    .isNotNull();
         }
         assertThat(note(table, 1)).isEqualTo("initial");
     }
@@ -393,9 +451,10 @@ class FencedConnectionReviewIT {
     // ---- session state changed through the connection -------------------------------------------------------
 
     /**
-     * Session commands the work can send through the connection, committed with the work. None of them may let the
-     * session entered at 5 write after another leader advanced to 6; the writer's next transaction at 5 is rejected,
-     * persists nothing and is audited once.
+     * Session commands the work can send through the connection, committed with the work (some, like a session-level
+     * {@code SET fencing.term}, stay on the server session after it). None of them may let a term-5 transaction on that
+     * session write after another leader advanced to 6: the writer's next transaction at 5 is rejected, persists
+     * nothing and is audited once.
      */
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {"SELECT pg_advisory_unlock_all()", "RESET ALL", "DISCARD ALL",
@@ -504,50 +563,48 @@ class FencedConnectionReviewIT {
         }
         assertThat(note(table, 1)).isEqualTo("initial");
         assertThat(failed).as("the writer's outcome for work that left its transaction prepared (%s prepared)",
-                leftPrepared).isNotNull();
+                leftPrepared).isInstanceOf(IllegalStateException.class);
     }
 
     /**
      * {@code FencedContext.dsl()} hands jOOQ the fenced connection itself, and jOOQ hands it on to the work
-     * ({@code DSLContext.connection}): SQL sent there is not scanned and its {@code commit()} is not refused. The work ends the writer's transaction that way and goes on in a new one,
-     * which leaves the driver's state "in a transaction" as if nothing happened. The writer must not report that new
-     * transaction as the fenced one committed: it rolls it back and says what happened. What the work wrote before it
-     * ended the transaction was committed by the work, outside the writer's all-or-nothing, and the test says so.
-     * Where the writer sends a first statement of its own (transaction scope, stamped term): in session scope without
-     * stamping it sends none, so as to add no round trip, and this route goes unseen there (see docs/fencing.md).
+     * ({@code DSLContext.connection}): its {@code commit()} is not refused. The work ends the writer's transaction that
+     * way and goes on in a new one, which leaves the driver's state "in a transaction" as if nothing happened. The
+     * writer must not report that new transaction as the fenced one committed: its check before COMMIT
+     * ({@code fencing.check_writers_transaction}) finds another transaction than the one its first statement began, so
+     * it commits nothing more, and says what happened. What the work wrote before it ended the transaction was
+     * committed by the work, outside the writer's all-or-nothing, and the test says so.
      */
-    @ParameterizedTest(name = "{0}, {1}")
-    @org.junit.jupiter.params.provider.CsvSource({"commit-and-chain, stamped", "commit-and-chain, transaction",
-        "commit, stamped", "commit, transaction"})
-    void workThatEndsTheWritersTransactionUnseenIsNotReportedAsCommitted(String route, String scope) {
-        String table = table("unseen_" + route.replace('-', '_') + "_" + scope);
-        FencedWriterConfig config = switch (scope) {
-            case "stamped" -> FencedWriterConfig.defaults();
-            case "transaction" -> FencedWriterConfig.builder().build();
-            default -> FencedWriterConfig.defaults();
-        };
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"commit-and-chain", "commit"})
+    void workThatEndsTheWritersTransactionUnseenIsNotReportedAsCommitted(String route) {
+        String table = table("unseen_" + route.replace('-', '_'));
         String before = "UPDATE " + table + " SET note = 'before the end', fencing_term = 5 WHERE id = 1";
+        String after = "UPDATE " + table + " SET note = 'after the end', fencing_term = 5 WHERE id = 2";
+        AtomicReference<Throwable> afterEnd = new AtomicReference<>();
         Throwable failed;
         try (HikariDataSource pool = pool("leader-a")) {
-            FencedWriter writer = FencedWriter.create(pool, config);
+            FencedWriter writer = FencedWriter.create(pool, FencedWriterConfig.defaults());
             failed = catchThrowable(() -> writer.run(FencingToken.of(resourceOf(table), 5, "a"), ctx -> {
+                ctx.dsl().execute(before);
                 switch (route) {
-                    case "commit-and-chain" -> {
-                        ctx.dsl().execute(before);
-                        ctx.dsl().connection(raw -> execute(raw, "COMMIT AND CHAIN"));
-                    }
-                    default -> {
-                        ctx.dsl().execute(before);
-                        ctx.dsl().connection(Connection::commit);
-                    }
+                    case "commit-and-chain" -> ctx.dsl().connection(raw -> execute(raw, "COMMIT AND CHAIN"));
+                    default -> ctx.dsl().connection(Connection::commit);
                 }
                 ctx.dsl().execute("SELECT 1");      // goes on in whatever transaction the connection is in now
+                // A write there has no term; the work undoes the failure, so the new transaction is healthy at COMMIT.
+                ctx.dsl().execute("SAVEPOINT after_end");
+                afterEnd.set(catchThrowable(() -> ctx.dsl().execute(after)));
+                ctx.dsl().execute("ROLLBACK TO SAVEPOINT after_end");
             }));
         }
+        assertThat(sqlState(afterEnd.get())).as("the work's write in the new transaction: %s", afterEnd.get())
+                .isEqualTo("FL002");
         assertThat(failed).as("the writer's outcome").isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("ended the writer's transaction");
         assertThat(note(table, 1)).as("committed by the work itself, before the writer's COMMIT")
                 .isEqualTo("before the end");
+        assertThat(note(table, 2)).as("written in the new transaction").isEqualTo("initial");
     }
 
     /**
@@ -580,9 +637,9 @@ class FencedConnectionReviewIT {
     }
 
     /**
-     * Procedures and DO blocks may COMMIT, and the text scan lets {@code CALL} and {@code DO} through; but inside a
-     * transaction block (the writer's, autocommit off) PostgreSQL refuses their COMMIT (2D000), so they cannot end the
-     * writer's transaction: the work fails and nothing of it is committed.
+     * Procedures and DO blocks may COMMIT; but inside a transaction block (the writer's, autocommit off) PostgreSQL
+     * refuses their COMMIT (2D000), so they cannot end the writer's transaction: the work fails and nothing of it is
+     * committed.
      */
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {"CALL", "DO"})
@@ -633,7 +690,8 @@ class FencedConnectionReviewIT {
 
     /**
      * After {@code warmUp}, the pool's only session is handed to code that does not use the writer: it must find no
-     * fencing setting, no fence lock and no registration, and an unfenced write is rejected (FL002) and audited once.
+     * fencing setting, no fence lock and no temporary relation, no transaction of it may be listed as entered, and an
+     * unfenced write is rejected (FL002) and audited once.
      */
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {"mark-zero", "unknown", "held-by-another-leader"})
@@ -655,16 +713,13 @@ class FencedConnectionReviewIT {
         }
         long markBefore = mark(db, resource);
         long historyBefore = count(db, "SELECT count(*) FROM fencing.term_history");
-        String registered = "SELECT count(*) FROM fencing.entered_session WHERE resource = '" + resource + "'";
-        long registeredBefore = count(db, registered);   // the set-up's own (closed) entering session
         try (HikariDataSource pool = pool("warmed")) {
             FencedWriter writer = FencedWriter.create(pool, FencedWriterConfig.defaults());
             assertThat(writer.warmUp(warmed)).isPositive();
             try (Connection c = pool.getConnection()) {
-                String key = Fixtures.text(db, "SELECT lock_key FROM fencing.high_water_mark WHERE resource = '"
-                        + resource + "'");
-                assertThat(sessionLeftovers(c, key))
-                        .as("entered|term|resource|advisory locks|warm-up tables on the pooled session").isEqualTo("|||0|0");
+                assertThat(sessionLeftovers(c))
+                        .as("term|resource|advisory locks|temporary relations on the pooled session").isEqualTo("||0|0");
+                assertThat(enteredTransactions(resource)).as("transactions entered for %s", resource).isZero();
                 Throwable unfenced = catchThrowable(() -> execute(c,
                         "UPDATE " + table + " SET note = 'unfenced after warm-up' WHERE id = 1"));
                 assertThat(sqlState(unfenced)).as("%s", unfenced).isEqualTo("FL002");
@@ -675,7 +730,6 @@ class FencedConnectionReviewIT {
         assertThat(count(db, "SELECT count(*) FROM fencing.term_history")).isEqualTo(historyBefore);
         assertThat(count(db, "SELECT count(*) FROM fencing.high_water_mark WHERE resource = '" + warmed + "'"))
                 .as("rows of the warmed resource").isEqualTo(kind.equals("unknown") ? 0 : 1);
-        assertThat(count(db, registered)).as("registered sessions").isEqualTo(registeredBefore);
         assertThat(count(db, "SELECT count(*) FROM fencing.rejected_write WHERE resource = '" + resource + "'"))
                 .as("audit rows: the unfenced write only").isEqualTo(1);
     }
@@ -705,13 +759,12 @@ class FencedConnectionReviewIT {
 
     /**
      * Behind PgBouncer in transaction mode (one server session shared by every client), the warm-up leaves nothing
-     * on the server session for the next client: no setting, no fence lock, no temporary table.
+     * on the server session for the next client: no setting, no fence lock, no temporary relation.
      */
     @Test
     void warmUpBehindATransactionPoolerLeavesNothingForTheNextClient() throws Exception {
         String table = table("warm_bouncer");
         String resource = resourceOf(table);
-        String key = Fixtures.text(db, "SELECT lock_key FROM fencing.high_water_mark WHERE resource = '" + resource + "'");
         try (PgBouncer bouncer = PgBouncer.start(db.server(),
                 PgBouncer.Options.defaults().poolMode("transaction").defaultPoolSize(1));
              HikariDataSource pool = Databases.dataSource(DatabaseConfig.builder(bouncer.jdbcUrl(db.name()))
@@ -724,9 +777,9 @@ class FencedConnectionReviewIT {
             writer.warmUp(resource);
             try (Connection next = bouncer.connection(db.name())) {
                 assertThat(AdversaryRole.backendPid(next)).as("the one server session").isEqualTo(warmedPid);
-                assertThat(sessionLeftovers(next, key))
-                        .as("entered|term|resource|advisory locks|warm-up tables for the next client")
-                        .isEqualTo("|||0|0");
+                assertThat(sessionLeftovers(next))
+                        .as("term|resource|advisory locks|temporary relations for the next client")
+                        .isEqualTo("||0|0");
                 Throwable unfenced = catchThrowable(() -> execute(next,
                         "UPDATE " + table + " SET note = 'next client, unfenced' WHERE id = 1"));
                 assertThat(sqlState(unfenced)).as("%s", unfenced).isEqualTo("FL002");

@@ -78,7 +78,7 @@ class UnprivilegedRoleAttackIT {
                 "CREATE TRIGGER claim AFTER INSERT ON bait FOR EACH STATEMENT EXECUTE FUNCTION pg_temp.claim()");
     }
 
-    private static FencedWriter transactionScopedWriter(HikariDataSource pool, Duration lockTimeout) {
+    private static FencedWriter writer(HikariDataSource pool, Duration lockTimeout) {
         return FencedWriter.create(pool, FencedWriterConfig.builder()
                 .lockTimeout(lockTimeout).build());
     }
@@ -92,11 +92,9 @@ class UnprivilegedRoleAttackIT {
 
     /**
      * Advisory-lock functions are executable by PUBLIC, and the fence's key is (1178946115, lock_key) with lock_key
-     * drawn from a sequence starting at 1. A login outside every fencing role that holds the key exclusively on an
-     * idle session (no timeout applies) blocks every entering, which first takes the key in SHARE mode; and an
-     * advance that gets past that (its session already entered) terminates only SHARE holders and takes an EXCLUSIVE
-     * holder for "another advance in flight", waiting for it until FL005. Either way the resource cannot advance for
-     * as long as the squatter likes.
+     * drawn from a sequence starting at 1. A login outside every fencing role may hold the key exclusively on an idle
+     * session (no timeout applies) for as long as it likes. The next term's advance ends every backend holding the
+     * key, this one too, and advances within advance_timeout.
      */
     @Test
     void aLoginOutsideTheFencingRolesHoldingTheFenceLockExclusivelyCannotStopTheNextTermsAdvance() throws Exception {
@@ -105,13 +103,18 @@ class UnprivilegedRoleAttackIT {
         try (Connection squatter = scene.connectAsOutsider(); Connection next = adversary.connect("leader-b")) {
             assertThat(query(squatter, "SELECT pg_try_advisory_lock(" + FENCE_LOCK_NAMESPACE + ", "
                     + scene.lockKey(resource) + ")")).as("an outsider takes the fence lock exclusively").isEqualTo("t");
-            // lock_timeout as the writer's pools send it: entering first takes the key in SHARE mode, and waits.
+            // lock_timeout as the writer's pools send it
             Throwable advance = catchThrowable(() -> execute(next, "SET lock_timeout = '2s'",
                     "SELECT fencing.enter('" + resource + "', 6, 'b')"));
             assertThat(advance).as("the next term's advance while an outsider holds the fence lock exclusively"
                     + " (SQLSTATE %s)", sqlState(advance)).isNull();
             assertThat(mark(db, resource)).isEqualTo(6);
+            Throwable squatting = catchThrowable(() -> query(squatter, "SELECT 1"));
+            assertThat(AdversaryRole.connectionLost(squatting)).as("the squatter's session after the advance: %s",
+                    squatting).isTrue();
         }
+        assertThat(count(db, "SELECT terminated_sessions FROM fencing.term_history WHERE resource = '" + resource
+                + "' AND term = 6")).as("backends the advance ended").isOne();
     }
 
     /**
@@ -148,9 +151,9 @@ class UnprivilegedRoleAttackIT {
     }
 
     /**
-     * The same squatter also stops the current leader: behind a transaction pooler every transaction enters on its own
-     * ({@code enter_transaction} takes the key in SHARE mode), so each of the leader's transactions waits for the
-     * squatter and fails at its lock timeout, for as long as the squatter holds the key.
+     * The same squatter against the current leader, which does not advance: its first write to a protected table finds
+     * the key taken, and the entering terminates whoever holds it exclusively without being an advance (an advance
+     * holds fencing.term_history in ROW EXCLUSIVE mode, which a login outside the fencing roles cannot even name).
      */
     @Test
     void aLoginOutsideTheFencingRolesHoldingTheFenceLockExclusivelyCannotBlockTheCurrentLeadersTransactions()
@@ -160,7 +163,7 @@ class UnprivilegedRoleAttackIT {
         try (Connection squatter = scene.connectAsOutsider(); HikariDataSource pool = scene.directPool("leader-a")) {
             assertThat(query(squatter, "SELECT pg_try_advisory_lock(" + FENCE_LOCK_NAMESPACE + ", "
                     + scene.lockKey(resource) + ")")).isEqualTo("t");
-            FencedWriter leader = transactionScopedWriter(pool, Duration.ofMillis(500));
+            FencedWriter leader = writer(pool, Duration.ofMillis(500));
             Throwable write = catchThrowable(() -> leader.run(FencingToken.of(resource, 5, "a"),
                     ctx -> ctx.dsl().execute("UPDATE " + table + " SET note = 'leader a at 5' WHERE id = 1")));
             assertThat(write).as("the current leader's transaction while an outsider holds the fence lock"
@@ -170,11 +173,10 @@ class UnprivilegedRoleAttackIT {
     }
 
     /**
-     * Behind PgBouncer the startup {@code options} (with the pool's lock_timeout) are dropped, so the writer sets its
-     * lock timeout per transaction, in the statement that enters. It sets it after {@code enter_transaction} in that
-     * statement's select list, i.e. after the wait for the fence lock: that wait runs under the server's default
-     * lock_timeout (0, none), and the leader's transaction hangs for as long as anyone holds the key exclusively.
-     * Whatever else happens, the writer's lock timeout must bound it.
+     * Behind PgBouncer the startup {@code options} (with the pool's lock_timeout) are dropped, so the server session
+     * runs with the server's default lock_timeout (0, none), and the writer sets its own for each transaction in its
+     * first statement. The wait for the fence lock, at the work's first write while anyone holds the key
+     * exclusively, must be bounded by the writer's lock timeout, never hang.
      */
     @Test
     void theWritersLockTimeoutBoundsItsWaitForTheFenceLockBehindATransactionPooler() throws Exception {
@@ -183,7 +185,7 @@ class UnprivilegedRoleAttackIT {
         try (PgBouncer bouncer = PgBouncer.start(db.server(),
                 PgBouncer.Options.defaults().poolMode("transaction").defaultPoolSize(1));
              HikariDataSource pool = scene.bouncerPool(bouncer, "leader-a")) {
-            FencedWriter leader = transactionScopedWriter(pool, Duration.ofMillis(500));
+            FencedWriter leader = writer(pool, Duration.ofMillis(500));
             CompletableFuture<Void> write;
             try (Connection squatter = scene.connectAsOutsider()) {
                 assertThat(query(squatter, "SELECT pg_try_advisory_lock(" + FENCE_LOCK_NAMESPACE + ", "
@@ -215,11 +217,11 @@ class UnprivilegedRoleAttackIT {
 
     /**
      * Behind a transaction pooler, clients logged in as the same role share server sessions, and a session-level SET
-     * stays on the server session for the next client. A {@code fencing.term} left there by another client, if the
-     * writer in transaction scope entered with {@code enter_transaction} without setting its own term, sends the
-     * leader's writes to the slow path with that term: the leader's transaction rejected as stale (and audited as a
-     * stale write of the leader's login), on every transaction that lands on that server session.
-     * {@code fencing.warm_up} left over is ignored (WarmUpIT); {@code fencing.term} must be too.
+     * stays on the server session for the next client. A {@code fencing.term} left there by another client would,
+     * were the writer not to set its own for each transaction, be the term the guard finds for the leader's writes:
+     * the leader's transaction rejected as stale (and audited as a stale write of the leader's login), on every
+     * transaction that lands on that server session. {@code fencing.warm_up} left over is ignored (WarmUpIT);
+     * {@code fencing.term} must be too.
      */
     @Test
     void aFencingTermLeftOnAPooledServerSessionByAnotherClientDoesNotRejectTheLeadersTransactions() throws Exception {
@@ -235,7 +237,7 @@ class UnprivilegedRoleAttackIT {
                 assertThat(query(check, "SELECT current_setting('fencing.term', true)"))
                         .as("the other client's setting, still on the one server session").isEqualTo("4");
             }
-            FencedWriter leader = transactionScopedWriter(pool, Duration.ofSeconds(2));
+            FencedWriter leader = writer(pool, Duration.ofSeconds(2));
             Throwable write = catchThrowable(() -> leader.run(FencingToken.of(resource, 5, "a"),
                     ctx -> ctx.dsl().execute("UPDATE " + table + " SET note = 'leader a at 5' WHERE id = 1")));
             assertThat(write).as("the current leader's transaction on a server session where another client left"
@@ -262,7 +264,7 @@ class UnprivilegedRoleAttackIT {
                 execute(other, "SET fencing.term = '900'", "SET fencing.resource = '" + resource + "'",
                         "SET fencing.leader_id = 'mallory'");
             }
-            FencedWriter leader = transactionScopedWriter(pool, Duration.ofSeconds(2));
+            FencedWriter leader = writer(pool, Duration.ofSeconds(2));
             Throwable first = catchThrowable(() -> leader.run(FencingToken.of(resource, 5, "a"),
                     ctx -> ctx.dsl().execute("UPDATE " + table + " SET note = 'leader a at 5' WHERE id = 1")));
             assertThat(Fixtures.text(db, "SELECT highest_accepted || ' ' || coalesce(leader_id, '-')"
@@ -277,11 +279,10 @@ class UnprivilegedRoleAttackIT {
     }
 
     /**
-     * An advance runs only under READ COMMITTED (FL011). In session scope the writer retries its entering in an
-     * explicit READ COMMITTED transaction; in transaction scope its entering is the first statement of the business
-     * transaction, begun at the server session's default isolation. A {@code default_transaction_isolation} left on
-     * the pooled server session by another client makes the new leader's first transaction fail there instead of
-     * advancing the mark.
+     * An advance runs only under READ COMMITTED (FL011), and the new leader's first transaction advances the mark at
+     * its first write. A {@code default_transaction_isolation} left on the pooled server session by another client
+     * would begin that transaction at another isolation level and make it fail there instead of advancing; the
+     * writer's first statement sets READ COMMITTED for its transaction.
      */
     @Test
     void anIsolationLevelLeftOnAPooledServerSessionDoesNotStopTheNewLeadersAdvance() throws Exception {
@@ -293,7 +294,7 @@ class UnprivilegedRoleAttackIT {
             try (Connection other = pooledClient(bouncer)) {
                 execute(other, "SET default_transaction_isolation = 'repeatable read'");
             }
-            FencedWriter next = transactionScopedWriter(pool, Duration.ofSeconds(2));
+            FencedWriter next = writer(pool, Duration.ofSeconds(2));
             Throwable write = catchThrowable(() -> next.run(FencingToken.of(resource, 6, "b"),
                     ctx -> ctx.dsl().execute("UPDATE " + table + " SET note = 'leader b at 6' WHERE id = 1")));
             assertThat(write).as("the new leader's first transaction at 6 on a server session where another client"
@@ -332,7 +333,7 @@ class UnprivilegedRoleAttackIT {
 
     /**
      * Where an overlong leader id would be accepted (an advance stores it with the mark) it is bad input: FL003 naming
-     * the setting, the limit and its length, the mark unchanged, and no fence lock left on the session. Offered with the
+     * the setting, the limit and its length, the mark unchanged, and no fence lock left behind. Offered with the
      * mark's own term it is another leader's id than the holder's: a term conflict, rejected and audited once.
      */
     @Test
@@ -353,8 +354,8 @@ class UnprivilegedRoleAttackIT {
             assertThat(sqlState(session)).as("%s", session).isEqualTo("FL003");
             assertThat(query(a, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()"))
                     .as("fence locks left on the session").isEqualTo("0");
-            // The mark's term with no holder recorded: entering it would accept the id (FL003), the session lock
-            // taken for it is given back.
+            // The mark's term with no holder recorded: entering it would accept the id (FL003); the fence lock
+            // taken for it ends with the transaction.
             String unheld = "long_leader_unheld_" + scene.nextNumber();
             Fixtures.sql(db, "CREATE TABLE " + unheld + " (id bigint PRIMARY KEY)",
                     "SELECT fencing.protect_table('" + unheld + "', '" + OutsiderScene.resourceOf(unheld) + "')",
@@ -366,7 +367,7 @@ class UnprivilegedRoleAttackIT {
             assertThat(query(a, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()"))
                     .as("fence locks left on the session after entering the mark's term").isEqualTo("0");
             assertThat(query(a, "SELECT fencing.enter('" + resource + "', 4, '" + overlong + "')"))
-                    .as("a stale session entering returns the mark").isEqualTo("5");
+                    .as("a stale entering returns the mark").isEqualTo("5");
             Throwable conflict = catchThrowable(() -> AdversaryRole.inTransaction(a,
                     "SET LOCAL fencing.term = '5'", "SET LOCAL fencing.leader_id = '" + overlong + "'",
                     "UPDATE " + table + " SET note = 'term 5, overlong leader' WHERE id = 1"));
@@ -433,8 +434,9 @@ class UnprivilegedRoleAttackIT {
         String table = scene.table("forged_guard");
         String resource = OutsiderScene.resourceOf(table);
         long countedBefore = count(db, "SELECT sum(trigger_counted) FROM fencing.rejection_counts");
+        // the guard's arguments as protect_table passes them: the resource's lock_key and the resource
         String attach = "CREATE TRIGGER claim BEFORE INSERT ON bait FOR EACH STATEMENT EXECUTE FUNCTION fencing.guard("
-                + "'fencing.entered_" + scene.lockKey(resource) + "', '" + resource + "')";
+                + "'" + scene.lockKey(resource) + "', '" + resource + "')";
         try (Connection outside = scene.connectAsOutsider(); Connection app = adversary.connect("guard-attacher")) {
             for (Connection c : new Connection[] {outside, app}) {
                 execute(c, "CREATE TEMPORARY TABLE bait (i int)");
@@ -525,9 +527,9 @@ class UnprivilegedRoleAttackIT {
     // ---- (a) a write without a valid term ------------------------------------------------------------------------
 
     /**
-     * A resource nobody has advanced yet has mark 0. {@code fencing.enter('r', 0)} and a raw {@code fencing.term = '0'}
-     * are refused (FL003: a term is a positive bigint), but {@code enter_transaction}'s fast path only compares the
-     * offered term with the mark, so it enters at term 0 and the transaction writes the protected table.
+     * A resource nobody has advanced yet has mark 0. A term is a positive bigint: entering a transaction at term 0
+     * equal to the mark, with {@code fencing.enter} or with a raw {@code fencing.term = '0'}, is refused (FL003), and
+     * the transaction writes nothing.
      */
     @Test
     void enteringATransactionAtTermZeroIsRefusedAndWritesNothing() throws Exception {
@@ -540,9 +542,13 @@ class UnprivilegedRoleAttackIT {
         assertThat(mark(db, resource)).isZero();
         try (Connection a = adversary.connect("term-zero")) {
             Throwable zero = catchThrowable(() -> AdversaryRole.inTransaction(a,
-                    "SELECT fencing.enter_transaction('" + resource + "', 0, 'z')",
+                    "SELECT fencing.enter('" + resource + "', 0, 'z')",
                     "UPDATE " + table + " SET note = 'written at term 0' WHERE id = 1"));
             assertThat(sqlState(zero)).as("entering a transaction at term 0: %s", zero).isEqualTo("FL003");
+            Throwable raw = catchThrowable(() -> AdversaryRole.inTransaction(a,
+                    "SET LOCAL fencing.term = '0'", "SET LOCAL fencing.resource = '" + resource + "'",
+                    "UPDATE " + table + " SET note = 'written at term 0' WHERE id = 1"));
+            assertThat(sqlState(raw)).as("a raw write at term 0: %s", raw).isEqualTo("FL003");
         }
         assertThat(note(table, 1)).isEqualTo("initial");
     }
