@@ -20,9 +20,11 @@ trap cleanup_on_signal INT TERM
 DEPTH=10000
 MEMLIM=2048
 LIMIT_SECONDS=100
-# Transactions per client in the fence model: every counterexample needs at most 2; FENCELINE_MODEL_MAXTX=3
-# explores more (about 40 million states, several minutes: not for CI).
-MAXTX="${FENCELINE_MODEL_MAXTX:-2}"
+# The fence model's two bounds (model/README.md, "Bounds"): ONE_TX, one transaction per client with up to 6
+# statements and savepoints nested 2 deep; TWO_TX, two transactions per client (server sessions used again) with
+# up to 2 statements each.
+ONE_TX="-DMAXTX=1 -DMAXST=6 -DMAXDEPTH=2"
+TWO_TX="-DMAXTX=2 -DMAXST=2 -DMAXDEPTH=1"
 
 # The fence's pan.c compiles in ~2 s at -O0 but ~16 s at -O2, which its short searches never win back; the
 # election's compiles quickly and searches longer, so it gets -O2.
@@ -32,26 +34,29 @@ JOBS="${FENCELINE_MODEL_JOBS:-2}"
 P1='term>=highest'
 P2='unaudited==0'
 P3='assertion violated  !(((leading[0]'
-F="-DMAXTX=$MAXTX"
 
 # name | model | expected ("holds", or a text the violation report must contain: proof that the counterexample
 # is for the property the variant attacks) | spin -D flags | search (safety, or liveness under weak fairness)
 CHECKS=(
   # The correct model.
-  "fence-direct|fence.pml|holds|$F|safety"
-  "fence-pooled|fence.pml|holds|$F -DPOOLED|safety"
+  "fence|fence.pml|holds|$ONE_TX|safety"
+  "fence-two-txns|fence.pml|holds|$TWO_TX|safety"
   "election-safety|election.pml|holds||safety"
   "election-liveness|election.pml|holds|-DLIVENESS|liveness"
   # The coordinator's lease-revocation bug: P3 must fail. P1 holds regardless: the fence model lets every client
-  # write at any time, whatever the election says (fence-direct, fence-pooled).
+  # write at any time, whatever the election says (fence, fence-two-txns).
   "election-etcd-lease-bug|election.pml|$P3|-DETCD_BUG|safety"
   # Mutations: one defence removed each.
-  "mutation-no-registry|fence.pml|$P1|$F -DNO_REGISTRY|safety"
-  "mutation-no-prepared|fence.pml|$P1|$F -DNO_PREPARED|safety"
-  "mutation-no-txn-entering|fence.pml|$P1|$F -DPOOLED -DNO_TXN_ENTER|safety"
-  "mutation-no-partitions|fence.pml|$P1|$F -DNO_PARTITION|safety"
-  "mutation-enter-preparable|fence.pml|$P1|$F -DENTER_PREPARABLE|safety"
-  "mutation-audit-in-txn|fence.pml|$P2|$F -DAUDIT_IN_TXN|safety"
+  "mutation-read-before-lock|fence.pml|$P1|$ONE_TX -DREAD_BEFORE_LOCK|safety"
+  "mutation-no-lock-at-commit|fence.pml|$P1|$ONE_TX -DNO_LOCK_AT_COMMIT|safety"
+  "mutation-advance-no-wait|fence.pml|$P1|$ONE_TX -DADVANCE_NO_WAIT|safety"
+  "mutation-partition-no-guard|fence.pml|$P1|$ONE_TX -DPARTITION_UNGUARDED|safety"
+  "mutation-prepared-releases|fence.pml|$P1|$ONE_TX -DPREPARED_RELEASES|safety"
+  "mutation-cache-savepoint|fence.pml|$P1|$ONE_TX -DCACHE_SURVIVES_SAVEPOINT|safety"
+  "mutation-cache-exact-subid|fence.pml|$P1|$ONE_TX -DCACHE_EXACT_SUBXACT|safety"
+  "mutation-cache-survives-txn|fence.pml|$P1|$TWO_TX -DCACHE_SURVIVES_TXN|safety"
+  "mutation-rr-plain-read|fence.pml|$P1|$ONE_TX -DRR_PLAIN_READ|safety"
+  "mutation-audit-in-txn|fence.pml|$P2|$ONE_TX -DAUDIT_IN_TXN|safety"
   "mutation-no-margin|election.pml|$P3|-DNO_MARGIN|safety"
 )
 
@@ -105,7 +110,7 @@ judge() {
   fi
 }
 
-echo "spin model check: $(spin -V | head -1); fence model with $MAXTX transactions per client; $JOBS jobs"
+echo "spin model check: $(spin -V | head -1); $JOBS jobs"
 running=0
 for c in "${CHECKS[@]}"; do
   IFS='|' read -r name model expect flags mode <<<"$c"
