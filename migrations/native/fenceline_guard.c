@@ -37,11 +37,13 @@
 #include "storage/lmgr.h"
 #include "storage/lock.h"
 #include "storage/proc.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/resowner.h"
 #include "utils/snapmgr.h"
 
 PG_MODULE_MAGIC;
@@ -164,6 +166,40 @@ is_empty(const char *s)
 }
 
 /*
+ * Takes a lock owned by the current (sub)transaction itself. PostgreSQL gives a lock to CurrentResourceOwner, which
+ * while a cursor or an extended-protocol portal runs is the portal's: a portal that fails inside a savepoint releases
+ * its locks at the savepoint's rollback, while the rows it wrote earlier, at top level, stay. The fence lock must live
+ * exactly as long as the writes it covers.
+ */
+static bool
+lock_for_transaction(LOCKTAG *tag, LOCKMODE mode, bool dont_wait)
+{
+	ResourceOwner saved = CurrentResourceOwner;
+	LockAcquireResult result;
+
+	CurrentResourceOwner = CurTransactionResourceOwner;
+	PG_TRY();
+	{
+		result = LockAcquire(tag, mode, false, dont_wait);
+	}
+	PG_FINALLY();
+	{
+		CurrentResourceOwner = saved;
+	}
+	PG_END_TRY();
+	return result != LOCKACQUIRE_NOT_AVAIL;
+}
+
+/* Terms are honoured from session users in fencing_app only (guard_slow raises 42501 for the others). */
+static bool
+may_offer_terms(void)
+{
+	Oid			role = get_role_oid("fencing_app", true);
+
+	return OidIsValid(role) && is_member_of_role(GetSessionUserId(), role);
+}
+
+/*
  * The fence lock, shared, at transaction level (held until the transaction ends, or until this subtransaction rolls
  * back), then the mark row read with a snapshot taken after the lock was granted. True when the mark equals the term
  * and the leader ids agree.
@@ -187,7 +223,7 @@ enter_common(int32 key, int64 term, const char *leader)
 	 * the other (fencing.take_fence_share); waiting here would let a squatter stop every writer.
 	 */
 	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, FENCE_LOCK_NAMESPACE, (uint32) key, 2);
-	if (LockAcquire(&tag, ShareLock, false, true) == LOCKACQUIRE_NOT_AVAIL)
+	if (!lock_for_transaction(&tag, ShareLock, true))
 		return false;
 
 	nsp = get_namespace_oid("fencing", false);
@@ -290,7 +326,7 @@ fenceline_guard(PG_FUNCTION_ARGS)
 		&& (leader == NULL || strlen(leader) <= 200);
 	if (common && is_entered(key, term))
 		return PointerGetDatum(NULL);
-	if (common && enter_common(key, term, leader))
+	if (common && may_offer_terms() && enter_common(key, term, leader))
 	{
 		remember_entered(key, term);
 		return PointerGetDatum(NULL);
@@ -322,8 +358,20 @@ fenceline_guard(PG_FUNCTION_ARGS)
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "fencing.guard(): SELECT fencing.guard_slow(...) failed: %s", SPI_result_code_string(rc));
 	SPI_finish();
-	/* guard_slow returned: entered at the term (it took the lock), or an audited break-glass (nothing to remember). */
+	/*
+	 * guard_slow returned: entered at the term, or an audited break-glass (nothing to remember). It took the fence
+	 * lock through SQL, i.e. for CurrentResourceOwner; the same modes are taken again for the transaction itself
+	 * (granted at once: this backend holds them), so that no portal's failure can release them early.
+	 */
 	if (common)
+	{
+		LOCKTAG		tag;
+
+		SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, FENCE_LOCK_NAMESPACE, (uint32) key, 2);
+		if (LockHeldByMe(&tag, ExclusiveLock))
+			(void) lock_for_transaction(&tag, ExclusiveLock, true);
+		(void) lock_for_transaction(&tag, ShareLock, true);
 		remember_entered(key, term);
+	}
 	return PointerGetDatum(NULL);
 }

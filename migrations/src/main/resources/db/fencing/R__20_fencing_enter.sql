@@ -22,10 +22,11 @@
 --    A pooler hands a transaction nothing from an earlier one: the term is transaction-local (SET LOCAL).
 --  * Liveness, not safety: an advance ends the transactions that hold K(r) (pg_terminate_backend), including any
 --    login squatting on the key, within advance_timeout (then FL005, nothing changed). Concurrent advances of one
---    resource are serialised by a row lock on the mark, which only the owner of these functions can take. An advance
---    also holds fencing.term_history in ROW EXCLUSIVE mode from its start: a login holding or queuing for K(r)
---    exclusively without that lock is squatting, and an entering that cannot get K(r) at once terminates it
---    (fencing.take_fence_share). Mistaking an advance for a squatter would only abort that advance.
+--    resource are serialised by a row lock on the mark, which only the owner of these functions can take: while nobody
+--    holds it, whoever holds or queues for K(r) exclusively is squatting, and an entering that cannot get K(r) at once
+--    terminates it (fencing.take_fence_share). An advance that waits half of advance_timeout for the row lock
+--    terminates the exclusive holders of K(r): an advance left open (a frozen leader's first transaction) must not
+--    stop every later one. Mistaking an advance for a squatter only aborts that advance.
 --  * Out of scope (documented non-goals): superusers and table owners (they can disable triggers).
 --
 -- SQLSTATEs raised by the fencing functions (class FL):
@@ -180,21 +181,41 @@ BEGIN
       HINT = 'Reset fencing.warm_up to advance.';
   END IF;
 
-  BEGIN   -- a subtransaction: when another advance got there first, its locks are given back below
-    -- 0. What tells an advance from a squatter (take_fence_share): only the owner of these functions writes
-    --    fencing.term_history, and logins outside the fencing roles cannot even name it.
-    LOCK TABLE fencing.term_history IN ROW EXCLUSIVE MODE;
+  BEGIN   -- a subtransaction: when another advance got there first, its row lock is given back below
     -- 1. One advance of a resource at a time: the mark row, which only the owner of these functions can lock (the
     --    application roles have SELECT only), so no other login can pose as an advance in flight.
-    PERFORM set_config('lock_timeout', greatest(1, (extract(epoch FROM v_deadline - clock_timestamp()) * 1000)::bigint)::text, true);
-    BEGIN
-      SELECT highest_accepted INTO v_mark FROM fencing.high_water_mark WHERE resource = p_resource FOR NO KEY UPDATE;
-    EXCEPTION WHEN lock_not_available THEN
-      RAISE EXCEPTION USING ERRCODE = 'FL005',
-        MESSAGE = format('fencing: cannot advance %s to term %s: its mark row stayed locked after advance_timeout %s (another advance, or a lock on fencing.high_water_mark)',
-                         p_resource, p_term, v_timeout),
-        HINT = 'See pg_locks / pg_stat_activity for the transaction holding it.';
-    END;
+    --    An advance whose transaction stays open keeps it: after half of advance_timeout the exclusive holders of the
+    --    fence lock are terminated (an advance in flight takes milliseconds; one left open belongs to a leader that
+    --    is older than us, or will find its term stale when it retries).
+    LOOP
+      PERFORM set_config('lock_timeout', least(200, greatest(1, (extract(epoch FROM v_deadline - clock_timestamp()) * 1000)::bigint))::text, true);
+      BEGIN
+        SELECT highest_accepted INTO v_mark FROM fencing.high_water_mark WHERE resource = p_resource FOR NO KEY UPDATE;
+        EXIT;
+      EXCEPTION WHEN lock_not_available THEN
+        IF clock_timestamp() >= v_deadline THEN
+          RAISE EXCEPTION USING ERRCODE = 'FL005',
+            MESSAGE = format('fencing: cannot advance %s to term %s: its mark row stayed locked after advance_timeout %s (another advance, or a lock on fencing.high_water_mark)',
+                             p_resource, p_term, v_timeout),
+            HINT = 'See pg_locks / pg_stat_activity for the transaction holding it.';
+        END IF;
+        IF clock_timestamp() >= v_deadline - v_timeout / 2 THEN
+          FOR v_pid IN
+            SELECT DISTINCT l.pid FROM pg_locks l
+             WHERE l.locktype = 'advisory' AND l.database = v_db AND l.classid = 1178946115::oid AND l.objid = p_key::oid
+               AND l.objsubid = 2 AND l.mode = 'ExclusiveLock' AND l.granted AND l.pid <> pg_backend_pid()
+          LOOP
+            BEGIN
+              IF pg_terminate_backend(v_pid) AND NOT v_pid = ANY (v_ended) THEN
+                v_ended := v_ended || v_pid;
+              END IF;
+            EXCEPTION WHEN insufficient_privilege THEN
+              NULL;
+            END;
+          END LOOP;
+        END IF;
+      END;
+    END LOOP;
     PERFORM set_config('lock_timeout', v_old_lt, true);
     IF v_mark >= p_term THEN
       RAISE EXCEPTION USING ERRCODE = 'FL0A0';   -- not an error: rolls the row lock back (caught below)
@@ -250,8 +271,8 @@ END
 $fn$;
 
 -- The fence lock K(r), shared, for the rest of the transaction. Granted at once unless some backend holds or awaits it
--- exclusively: an advance (wait for it) or a squatter — any login may take any advisory lock — which is terminated,
--- so that it can stop no writer. Waits in steps of at most 200 ms, looking again between them, within the caller's
+-- exclusively: an advance (its mark row is locked: wait for it) or a squatter — any login may take any advisory
+-- lock — which is terminated, so that it can stop no writer. Waits in steps of at most 200 ms, looking again between them, within the caller's
 -- lock_timeout (then 55P03, as any lock wait ends); a prepared squatter (no backend) is waited for like an advance.
 CREATE OR REPLACE FUNCTION fencing.take_fence_share(p_key bigint)
 RETURNS void
@@ -266,16 +287,22 @@ DECLARE
   v_limit    interval := CASE WHEN current_setting('lock_timeout') = '0' THEN NULL ELSE current_setting('lock_timeout')::interval END;
   v_deadline timestamptz := clock_timestamp() + v_limit;
   v_pid      integer;
+  v_advance  boolean;
 BEGIN
   LOOP
     EXIT WHEN pg_try_advisory_xact_lock_shared(1178946115, p_key::integer);
+    -- An advance of this resource in flight holds its mark row (nobody else can lock it): then wait for it.
+    BEGIN
+      PERFORM 1 FROM fencing.high_water_mark WHERE lock_key = p_key FOR SHARE NOWAIT;
+      RAISE EXCEPTION USING ERRCODE = 'FL0A1';   -- not an error: gives the row lock back (caught below)
+    EXCEPTION
+      WHEN lock_not_available THEN v_advance := true;
+      WHEN SQLSTATE 'FL0A1' THEN v_advance := false;
+    END;
     FOR v_pid IN
       SELECT DISTINCT l.pid FROM pg_locks l
-       WHERE l.locktype = 'advisory' AND l.database = v_db AND l.classid = 1178946115::oid AND l.objid = p_key::oid
-         AND l.objsubid = 2 AND l.mode = 'ExclusiveLock' AND l.pid <> pg_backend_pid()
-         AND NOT EXISTS (SELECT 1 FROM pg_locks h
-                          WHERE h.pid = l.pid AND h.locktype = 'relation' AND h.database = v_db
-                            AND h.relation = 'fencing.term_history'::regclass AND h.mode = 'RowExclusiveLock' AND h.granted)
+       WHERE NOT v_advance AND l.locktype = 'advisory' AND l.database = v_db AND l.classid = 1178946115::oid
+         AND l.objid = p_key::oid AND l.objsubid = 2 AND l.mode = 'ExclusiveLock' AND l.pid <> pg_backend_pid()
     LOOP
       BEGIN
         PERFORM pg_terminate_backend(v_pid);

@@ -125,26 +125,29 @@ LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 BEGIN
+  -- SECURITY DEFINER with its own search_path: type names (in declarations and casts) are looked up in pg_temp first
+  -- unless it is named last, and a login's temporary domain called "text" would otherwise run its CHECK as the owner.
   CREATE OR REPLACE FUNCTION fencing.guard()
   RETURNS trigger
   LANGUAGE plpgsql
   SECURITY DEFINER
+  SET search_path = pg_catalog, pg_temp
   AS $guard$
   DECLARE
-    v_term   text := pg_catalog.current_setting('fencing.term', true);
-    v_leader text := pg_catalog.current_setting('fencing.leader_id', true);
+    v_term   pg_catalog.text := pg_catalog.current_setting('fencing.term', true);
+    v_leader pg_catalog.text := pg_catalog.current_setting('fencing.leader_id', true);
   BEGIN
-    -- Operators schema-qualified: the guard runs with the caller's search_path (a SET clause would cost every call),
-    -- and a caller may have created its own operators in a schema on that path.
     IF v_term OPERATOR(pg_catalog.~) '^[1-9][0-9]{0,17}$'
        AND COALESCE(pg_catalog.current_setting('fencing.break_glass', true), '') OPERATOR(pg_catalog.=) ''
        AND COALESCE(pg_catalog.current_setting('fencing.resource', true), '') OPERATOR(pg_catalog.=) ANY (ARRAY['', TG_ARGV[1]])
-       AND pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.=) 'read committed' THEN
+       AND pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.=) 'read committed'
+       AND COALESCE(pg_catalog.length(v_leader), 0) OPERATOR(pg_catalog.<=) 200
+       AND pg_catalog.pg_has_role(session_user, 'fencing_app', 'MEMBER') THEN
       -- Not granted at once: an advance or a squatter holds the key; guard_slow waits for the one, ends the other.
-      IF pg_catalog.pg_try_advisory_xact_lock_shared(1178946115, TG_ARGV[0]::integer)
+      IF pg_catalog.pg_try_advisory_xact_lock_shared(1178946115, TG_ARGV[0]::pg_catalog.int4)
          AND EXISTS (SELECT 1 FROM fencing.high_water_mark m
-                  WHERE m.lock_key OPERATOR(pg_catalog.=) TG_ARGV[0]::bigint
-                    AND m.highest_accepted OPERATOR(pg_catalog.=) v_term::bigint
+                  WHERE m.lock_key OPERATOR(pg_catalog.=) TG_ARGV[0]::pg_catalog.int8
+                    AND m.highest_accepted OPERATOR(pg_catalog.=) v_term::pg_catalog.int8
                     AND (m.leader_id IS NULL OR COALESCE(v_leader, '') OPERATOR(pg_catalog.=) ''
                          OR m.leader_id OPERATOR(pg_catalog.=) v_leader)) THEN
         RETURN NULL;
