@@ -66,6 +66,7 @@ typedef struct Entered
 	SubTransactionId subid;
 	int32		key;
 	int64		term;
+	char		leader[201];	/* fencing.leader_id when entered ("" for none): a change of it is decided anew */
 } Entered;
 
 static Entered entered[MAX_ENTERED];
@@ -119,16 +120,18 @@ forget_key(int32 key)
 }
 
 static bool
-is_entered(int32 key, int64 term)
+is_entered(int32 key, int64 term, const char *leader)
 {
 	for (int i = 0; i < n_entered; i++)
-		if (entered[i].key == key && entered[i].term == term && entered[i].lxid == MY_LXID)
+		if (entered[i].key == key && entered[i].term == term && entered[i].lxid == MY_LXID
+			&& strcmp(entered[i].leader, leader == NULL ? "" : leader) == 0)
 			return true;
 	return false;
 }
 
+/* leader is at most 200 bytes (the common case checks it). */
 static void
-remember_entered(int32 key, int64 term)
+remember_entered(int32 key, int64 term, const char *leader)
 {
 	if (n_entered < MAX_ENTERED)
 	{
@@ -136,6 +139,7 @@ remember_entered(int32 key, int64 term)
 		entered[n_entered].subid = GetCurrentSubTransactionId();
 		entered[n_entered].key = key;
 		entered[n_entered].term = term;
+		strlcpy(entered[n_entered].leader, leader == NULL ? "" : leader, sizeof(entered[n_entered].leader));
 		n_entered++;
 	}
 }
@@ -172,7 +176,7 @@ is_empty(const char *s)
  * exactly as long as the writes it covers.
  */
 static bool
-lock_for_transaction(LOCKTAG *tag, LOCKMODE mode, bool dont_wait)
+lock_for_transaction(LOCKTAG *tag, LOCKMODE mode, bool dont_wait, bool *newly)
 {
 	ResourceOwner saved = CurrentResourceOwner;
 	LockAcquireResult result;
@@ -187,6 +191,8 @@ lock_for_transaction(LOCKTAG *tag, LOCKMODE mode, bool dont_wait)
 		CurrentResourceOwner = saved;
 	}
 	PG_END_TRY();
+	if (newly != NULL)
+		*newly = result == LOCKACQUIRE_OK;
 	return result != LOCKACQUIRE_NOT_AVAIL;
 }
 
@@ -217,13 +223,15 @@ enter_common(int32 key, int64 term, const char *leader)
 	HeapTuple	tuple;
 	Snapshot	snapshot;
 	bool		accepted = false;
+	bool		newly_locked;
+	int64		mark_seen = -1;
 
 	/*
 	 * Not granted at once: an advance or a squatter holds or awaits the key. The slow path waits for the one and ends
 	 * the other (fencing.take_fence_share); waiting here would let a squatter stop every writer.
 	 */
 	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, FENCE_LOCK_NAMESPACE, (uint32) key, 2);
-	if (!lock_for_transaction(&tag, ShareLock, true))
+	if (!lock_for_transaction(&tag, ShareLock, true, &newly_locked))
 		return false;
 
 	nsp = get_namespace_oid("fencing", false);
@@ -254,6 +262,8 @@ enter_common(int32 key, int64 term, const char *leader)
 		null_mark = nulls[1];
 		holder = values[2];		/* leader_id */
 		null_holder = nulls[2];
+		if (!null_mark)
+			mark_seen = DatumGetInt64(mark);
 		if (!null_mark && DatumGetInt64(mark) == term)
 		{
 			if (null_holder || is_empty(leader))
@@ -270,6 +280,20 @@ enter_common(int32 key, int64 term, const char *leader)
 	systable_endscan(scan);
 	table_close(rel, NoLock);	/* AccessShareLock kept to the end of the transaction, as for any read */
 	UnregisterSnapshot(snapshot);
+
+	/*
+	 * A newer term goes to the slow path to advance: without the shared lock, which nothing was written under yet.
+	 * An advance ends every other holder, so a transaction advancing while it held it would end (and be ended by) a
+	 * concurrent transaction of the same new term.
+	 */
+	if (!accepted && newly_locked && mark_seen < term)
+	{
+		ResourceOwner saved = CurrentResourceOwner;
+
+		CurrentResourceOwner = CurTransactionResourceOwner;	/* the owner it was taken for */
+		LockRelease(&tag, ShareLock, false);
+		CurrentResourceOwner = saved;
+	}
 	return accepted;
 }
 
@@ -324,13 +348,16 @@ fenceline_guard(PG_FUNCTION_ARGS)
 		&& is_empty(GetConfigOption("fencing.break_glass", true, false))
 		&& (is_empty(scope) || strcmp(scope, trigger->tgargs[1]) == 0)
 		&& (leader == NULL || strlen(leader) <= 200);
-	if (common && is_entered(key, term))
+	if (common && is_entered(key, term, leader))
 		return PointerGetDatum(NULL);
 	if (common && may_offer_terms() && enter_common(key, term, leader))
 	{
-		remember_entered(key, term);
+		remember_entered(key, term, leader);
 		return PointerGetDatum(NULL);
 	}
+
+	if (leader != NULL)
+		leader = pstrdup(leader);	/* the slow path runs SQL that sets settings */
 
 	/*
 	 * Slow path. What it decides replaces what this transaction entered before for the resource (it may advance the
@@ -369,9 +396,9 @@ fenceline_guard(PG_FUNCTION_ARGS)
 
 		SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, FENCE_LOCK_NAMESPACE, (uint32) key, 2);
 		if (LockHeldByMe(&tag, ExclusiveLock))
-			(void) lock_for_transaction(&tag, ExclusiveLock, true);
-		(void) lock_for_transaction(&tag, ShareLock, true);
-		remember_entered(key, term);
+			(void) lock_for_transaction(&tag, ExclusiveLock, true, NULL);
+		(void) lock_for_transaction(&tag, ShareLock, true, NULL);
+		remember_entered(key, term, leader);
 	}
 	return PointerGetDatum(NULL);
 }

@@ -464,7 +464,7 @@ final class WriterEngine {
     /**
      * Begins the transaction with {@link #firstStatement(FencedWriterConfig)}; returns its start. A mark above the token's term is
      * certain staleness (marks only rise): {@link StaleEntering}, rolled back and audited by the caller. No mark row:
-     * {@link UnknownResourceException}. A mark below the term is the guard's to advance, at the work's first write.
+     * {@link UnknownResourceException}. A mark below the term is advanced here, before the work.
      */
     private OffsetDateTime begin(Connection c, FencingToken token) throws SQLException {
         FirstStatement first = firstStatement(c, token);
@@ -473,6 +473,23 @@ final class WriterEngine {
         }
         if (first.mark > token.term()) {
             throw new StaleEntering(first.mark);
+        }
+        if (first.mark < token.term()) {
+            // A new term: advance before the work, holding nothing yet. Left to the work's first write, the guard
+            // would hold the shared fence lock while advancing, and an advance ends every other holder: two
+            // transactions of the new leader would end each other.
+            try (PreparedStatement ps = c.prepareStatement("SELECT fencing.enter(?, ?, ?)")) {
+                ps.setString(1, token.resource());
+                ps.setLong(2, token.term());
+                ps.setString(3, token.leaderId());
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    long mark = rs.getLong(1);
+                    if (mark != token.term()) {
+                        throw new StaleEntering(mark);
+                    }
+                }
+            }
         }
         return first.started;
     }

@@ -9,10 +9,12 @@ import static dev.fenceline.fencing.AdversaryRole.sqlState;
 import static dev.fenceline.fencing.Fixtures.count;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.awaitility.Awaitility.await;
 
 import dev.fenceline.testkit.TestDatabase;
 import dev.fenceline.testkit.junit.PostgresExtension;
 import java.sql.Connection;
+import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -23,8 +25,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 /**
  * The advance holds against every way an ordinary {@code fencing_app} role can keep an older term alive: a prepared
  * (two-phase) transaction, a released fence lock, a row lock on the mark, a huge term jump. These are decisions of
- * {@code fencing.enter()} / {@code fencing.enter_transaction()} alone, so they run once (the guard implementation
- * does not matter); the guard's side is {@link EveryWriterContract}.
+ * the entering and the advance ({@code fencing.enter()}, the same code as the guard's slow path), so they run once
+ * (the guard implementation does not matter); the guard's side is {@link EveryWriterContract}.
  *
  * <p>Nothing here sleeps: a write is made "late" by holding it (open or prepared transaction) across the advance, and
  * the assertions are on committed state (rows, marks, term history, audit) and SQLSTATEs. advance_timeout is 1 s so
@@ -66,10 +68,14 @@ class EveryWriterAdvanceIT {
         return Fixtures.text(db, "SELECT note FROM " + table + " WHERE id = " + id);
     }
 
-    /** Session A enters at 5, updates row 1 and prepares the transaction as {@code gid}; A's session stays open. */
+    /**
+     * A transaction of session A enters at 5 with {@code fencing.enter()}, updates row 1 at its term and is prepared as
+     * {@code gid}; A's session stays open.
+     */
     private void prepareTermFiveUpdate(Connection a, String resource, String table, String gid) throws Exception {
-        execute(a, "SELECT fencing.enter('" + resource + "', 5, 'a')",
-                "BEGIN",
+        execute(a, "BEGIN",
+                "SELECT fencing.enter('" + resource + "', 5, 'a')",
+                "SET LOCAL fencing.term = '5'", "SET LOCAL fencing.leader_id = 'a'",
                 "UPDATE " + table + " SET note = 'term 5', fencing_term = 5 WHERE id = 1",
                 "PREPARE TRANSACTION '" + gid + "'");
     }
@@ -117,7 +123,8 @@ class EveryWriterAdvanceIT {
             }
             assertThat(note("tpc_commit", 1)).as("the prepared term-5 update committed").isEqualTo("term 5");
             assertThat(query(b, "SELECT fencing.enter('tpc-commit', 6, 'b')")).isEqualTo("6");
-            execute(b, "UPDATE tpc_commit SET note = 'term 6', fencing_term = 6 WHERE id = 1");
+            execute(b, "BEGIN", "SET LOCAL fencing.term = '6'", "SET LOCAL fencing.leader_id = 'b'",
+                    "UPDATE tpc_commit SET note = 'term 6', fencing_term = 6 WHERE id = 1", "COMMIT");
         }
         assertThat(Fixtures.text(db, "SELECT note || ':' || fencing_term FROM tpc_commit WHERE id = 1")).isEqualTo("term 6:6");
         assertThat(count(db, "SELECT count(*) FROM fencing.term_history WHERE resource = 'tpc-commit' AND term = 6"
@@ -126,13 +133,13 @@ class EveryWriterAdvanceIT {
     }
 
     @Test
-    void preparedTransactionEnteredWithEnterTransactionHoldsTheFenceUntilItIsResolved() throws Exception {
+    void preparedTransactionThatOnlyEnteredHoldsTheFenceUntilItIsResolved() throws Exception {
+        // Entered with fencing.enter() and prepared without writing anything: the fence lock is all it holds.
         String gid = "fence-2pc-xact";
         adversary.protectedTable("tpc_xact", "tpc-xact", 5, "a");
         try (Connection a = adversary.connect("pooled-leader-a"); Connection b = adversary.connect("leader-b")) {
             execute(a, "BEGIN",
-                    "SELECT fencing.enter_transaction('tpc-xact', 5, 'a')",
-                    "UPDATE tpc_xact SET note = 'term 5', fencing_term = 5 WHERE id = 1",
+                    "SELECT fencing.enter('tpc-xact', 5, 'a')",
                     "PREPARE TRANSACTION '" + gid + "'");
             assertAdvanceRefusedNamingPreparedTransaction(b, "tpc-xact", gid);
             try (Connection transactionManager = adversary.connect("transaction-manager")) {
@@ -163,74 +170,81 @@ class EveryWriterAdvanceIT {
 
     // ---- releasing the fence's advisory lock ---------------------------------------------------------------------
 
-    /** A enters at 5 and releases the fence lock with {@code unlock}; B's advance to 6 must still depose A. */
-    private void sessionThatReleasedTheFenceLockIsStillDeposed(String resource, String table, String unlock)
-            throws Exception {
+    /** A terminated backend leaves pg_stat_activity shortly after it released its locks. */
+    private void awaitBackendGone(long pid) {
+        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20)).until(() -> !backendAlive(db, pid));
+    }
+
+    private long fenceLocksOf(long pid) {
+        return count(db, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = "
+                + AdversaryRole.FENCE_LOCK_NAMESPACE + "::oid AND granted AND pid = " + pid);
+    }
+
+    /**
+     * A transaction of session A enters at 5 by its write and calls {@code unlock}; the unlock functions release
+     * session-level advisory locks only, so the transaction-level fence lock stays held, and B's advance to 6 must
+     * terminate A's transaction before it moves the mark.
+     */
+    private void transactionThatTriedToReleaseTheFenceLockIsStillTerminatedByTheNextAdvance(String resource,
+            String table, String unlock) throws Exception {
         adversary.protectedTable(table, resource, 5, "a");
         long aPid;
         try (Connection a = adversary.connect("leader-a"); Connection b = adversary.connect("leader-b")) {
             aPid = backendPid(a);
-            execute(a, "SELECT fencing.enter('" + resource + "', 5, 'a')");
-            assertThat(query(a, unlock)).as("%s released a lock", unlock).isNotIn("f", "false", "0");
+            execute(a, "BEGIN", "SET LOCAL fencing.term = '5'", "SET LOCAL fencing.leader_id = 'a'",
+                    "UPDATE " + table + " SET note = 'term 5', fencing_term = 5 WHERE id = 1");
+            query(a, unlock);
+            assertThat(fenceLocksOf(aPid)).as("fence locks of the transaction entered at 5 after %s", unlock)
+                    .isEqualTo(1);
             assertThat(query(b, "SELECT fencing.enter('" + resource + "', 6, 'b')")).isEqualTo("6");
-            Throwable late = catchThrowable(
-                    () -> execute(a, "UPDATE " + table + " SET note = 'term 5 after 6', fencing_term = 5 WHERE id = 1"));
+            Throwable late = catchThrowable(() -> execute(a,
+                    "UPDATE " + table + " SET note = 'term 5 after 6', fencing_term = 5 WHERE id = 2", "COMMIT"));
             assertThat(late)
-                    .as("the write of the session entered at 5 (fence lock released by %s) after the advance to 6;"
+                    .as("the transaction entered at 5 (fence lock 'released' by %s) after the advance to 6;"
                             + " terminated_sessions of the advance: %s", unlock,
                             Fixtures.text(db, "SELECT string_agg(terminated_sessions::text, ',') FROM fencing.term_history"
                                     + " WHERE resource = '" + resource + "' AND term = 6"))
                     .isNotNull()
                     .matches(AdversaryRole::connectionLost, "lost its connection (57P01 or class 08)");
         }
-        assertThat(note(table, 1)).as("row written by the deposed session").isEqualTo("initial");
+        assertThat(note(table, 1)).as("row written by the terminated transaction").isEqualTo("initial");
+        assertThat(note(table, 2)).as("row written by the terminated transaction").isEqualTo("initial");
         assertThat(count(db, "SELECT terminated_sessions FROM fencing.term_history WHERE resource = '" + resource
                 + "' AND term = 6")).as("terminated_sessions of the advance to 6").isGreaterThanOrEqualTo(1);
-        assertThat(backendAlive(db, aPid)).as("backend of the deposed session").isFalse();
+        awaitBackendGone(aPid);
     }
 
     @Test
-    void sessionThatCalledAdvisoryUnlockAllIsStillTerminatedByTheNextAdvance() throws Exception {
-        sessionThatReleasedTheFenceLockIsStillDeposed("unlock-all", "unlock_all", "SELECT pg_advisory_unlock_all()::text");
+    void transactionThatCalledAdvisoryUnlockAllIsStillTerminatedByTheNextAdvance() throws Exception {
+        transactionThatTriedToReleaseTheFenceLockIsStillTerminatedByTheNextAdvance("unlock-all", "unlock_all",
+                "SELECT pg_advisory_unlock_all()::text");
     }
 
     @Test
-    void sessionThatReleasedTheSharedFenceLockIsStillTerminatedByTheNextAdvance() throws Exception {
-        sessionThatReleasedTheFenceLockIsStillDeposed("unlock-shared", "unlock_shared",
-                "SELECT pg_advisory_unlock_shared(" + AdversaryRole.FENCE_LOCK_NAMESPACE + ", lock_key::integer)"
+    void transactionThatReleasedTheSharedFenceKeyIsStillTerminatedByTheNextAdvance() throws Exception {
+        transactionThatTriedToReleaseTheFenceLockIsStillTerminatedByTheNextAdvance("unlock-shared", "unlock_shared",
+                "SELECT pg_advisory_unlock_shared(" + AdversaryRole.FENCE_LOCK_NAMESPACE + ", lock_key::integer)::text"
                         + " FROM fencing.high_water_mark WHERE resource = 'unlock-shared'");
     }
 
     @Test
-    void sessionThatReleasedTheFenceLockInsideItsOpenEnteringTransactionNeverWritesAfterTheAdvance() throws Exception {
+    void transactionThatEnteredWithoutWritingAndCalledAdvisoryUnlockAllNeverWritesAfterTheAdvance() throws Exception {
         adversary.protectedTable("unlock_open", "unlock-open", 5, "a");
         try (Connection a = adversary.connect("leader-a"); Connection b = adversary.connect("leader-b")) {
             long aPid = backendPid(a);
             execute(a, "BEGIN", "SELECT fencing.enter('unlock-open', 5, 'a')", "SELECT pg_advisory_unlock_all()");
-            // The entering transaction stays open. The advance either waits for it (bounded: FL005, nothing changed)
-            // or deposes the session before it moves the mark.
-            Throwable first = catchThrowable(() -> execute(b, "SELECT fencing.enter('unlock-open', 6, 'b')"));
-            if (first == null) {
-                assertThat(backendAlive(db, aPid))
-                        .as("session entered at 5 (lock released in its open entering transaction) is alive after the"
-                                + " advance to 6 was accepted")
-                        .isFalse();
-            } else {
-                assertThat(sqlState(first)).as("advance while the entering transaction is open: %s", first)
-                        .isEqualTo("FL005");
-                assertThat(mark(db, "unlock-open")).isEqualTo(5);
-            }
-            Throwable commit = catchThrowable(() -> execute(a, "COMMIT"));
-            if (first != null) {
-                assertThat(query(b, "SELECT fencing.enter('unlock-open', 6, 'b')"))
-                        .as("advance once the entering transaction ended (its COMMIT: %s)", commit).isEqualTo("6");
-            }
+            // The entering transaction stays open and still holds the fence lock: the advance terminates it before it
+            // moves the mark.
+            assertThat(fenceLocksOf(aPid)).as("fence locks of the open entering transaction").isEqualTo(1);
+            assertThat(query(b, "SELECT fencing.enter('unlock-open', 6, 'b')")).isEqualTo("6");
+            awaitBackendGone(aPid);   // the session of the transaction entered at 5 ('released' fence key in it)
             assertThat(mark(db, "unlock-open")).isEqualTo(6);
-            Throwable late = catchThrowable(
-                    () -> execute(a, "UPDATE unlock_open SET note = 'term 5 after 6', fencing_term = 5 WHERE id = 1"));
-            assertThat(late).as("the write of the session entered at 5 after the advance to 6").isNotNull();
+            Throwable late = catchThrowable(() -> execute(a, "SET LOCAL fencing.term = '5'",
+                    "UPDATE unlock_open SET note = 'term 5 after 6', fencing_term = 5 WHERE id = 1"));
+            assertThat(late).as("the write of the transaction entered at 5 after the advance to 6").isNotNull()
+                    .matches(AdversaryRole::connectionLost, "lost its connection (57P01 or class 08)");
         }
-        assertThat(note("unlock_open", 1)).as("row written by the deposed session").isEqualTo("initial");
+        assertThat(note("unlock_open", 1)).as("row written by the terminated transaction").isEqualTo("initial");
     }
 
     // ---- R1: every wait of an advance is bounded by advance_timeout ----------------------------------------------
@@ -239,8 +253,8 @@ class EveryWriterAdvanceIT {
     void advanceFailsWithFL005WhenAnOpenRepeatableReadEnterHoldsTheMarkRow() throws Exception {
         adversary.protectedTable("rr_open", "rr-open", 5, "a");
         try (Connection a = adversary.connect("stale-reader"); Connection b = adversary.connect("leader-b")) {
-            // A stale enter under REPEATABLE READ reads the mark FOR SHARE and holds no fence lock: nothing for the
-            // advance to terminate, only a row lock to wait for.
+            // A stale enter under REPEATABLE READ reads the mark FOR SHARE, a row lock the advance must take before
+            // it terminates anybody: it waits for it, bounded by advance_timeout.
             execute(a, "BEGIN ISOLATION LEVEL REPEATABLE READ");
             assertThat(query(a, "SELECT fencing.enter('rr-open', 4, 'old')")).isEqualTo("5");
             execute(b, "SET lock_timeout = 0");

@@ -24,11 +24,12 @@ import org.junit.jupiter.api.extension.ExtendWith;
 /**
  * The guard's side of "the fence holds against every writer": writes by an ordinary {@code fencing_app} role straight
  * into partitions and inheritance children, terms beyond max_term_jump, a term meant for one resource used on
- * another, and transaction-scoped entering that must leave nothing on the session. Runs against both implementations
- * of {@code fencing.guard()} ({@link EveryWriterPlpgsqlIT}, {@link EveryWriterNativeIT}), which must decide alike.
+ * another, and entering, which lasts for one transaction and must leave nothing on the session. Runs against both
+ * implementations of {@code fencing.guard()} ({@link EveryWriterPlpgsqlIT}, {@link EveryWriterNativeIT}), which must
+ * decide alike.
  *
- * <p>Every attempt runs on a fresh connection of the {@link AdversaryRole}, so no test leans on a session entered by
- * an earlier statement. Assertions are on committed rows, marks, the audit and SQLSTATEs; nothing sleeps.
+ * <p>Every attempt runs on a fresh connection of the {@link AdversaryRole}, so no test leans on what an earlier
+ * transaction left on a session. Assertions are on committed rows, marks, the audit and SQLSTATEs; nothing sleeps.
  */
 @ExtendWith(PostgresExtension.class)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -255,11 +256,15 @@ abstract class EveryWriterContract {
     // ---- R3: a term applies to one resource ----------------------------------------------------------------------
 
     @Test
-    void termWithoutAResourceScopeCannotAdvanceASecondResourceAndItsLeaderStaysEntered() throws Exception {
+    void termWithoutAResourceScopeCannotAdvanceASecondResourceAndTheOpenTransactionOfItsLeaderGoesOn()
+            throws Exception {
         adversary.protectedTable("scope_one", "scope-one", 5, "leader-one");
         adversary.protectedTable("scope_two", "scope-two", 3, "leader-two");
         try (Connection leader = adversary.connect("leader-two")) {
             long leaderPid = backendPid(leader);
+            // The scope-two leader's transaction, entered at 3 and open while the unscoped term 5 is tried: an advance
+            // of scope-two would terminate it.
+            execute(leader, "BEGIN", "SET LOCAL fencing.term = '3'", "SET LOCAL fencing.leader_id = 'leader-two'");
             assertThat(query(leader, "SELECT fencing.enter('scope-two', 3, 'leader-two')")).isEqualTo("3");
             assertRejected("FL010", "one transaction at term 5 (no fencing.resource) writing scope-one (mark 5), then"
                             + " scope-two (mark 3)",
@@ -268,7 +273,7 @@ abstract class EveryWriterContract {
                     "UPDATE scope_two SET note = 'unscoped' WHERE id = 1");
             assertThat(mark(db, "scope-two")).isEqualTo(3);
             assertThat(backendAlive(db, leaderPid)).as("the scope-two leader's session").isTrue();
-            execute(leader, "UPDATE scope_two SET note = 'leader' WHERE id = 2");
+            execute(leader, "UPDATE scope_two SET note = 'leader' WHERE id = 2", "COMMIT");
         }
         assertThat(rows("SELECT count(*) FROM scope_one WHERE note = 'unscoped'")).isZero();
         assertThat(rows("SELECT count(*) FROM scope_two WHERE note = 'unscoped'")).isZero();
@@ -299,7 +304,7 @@ abstract class EveryWriterContract {
         assertThat(rows("SELECT count(*) FROM other_two WHERE note = 'foreign term'")).isZero();
     }
 
-    // ---- transaction-scoped entering leaves nothing behind -------------------------------------------------------
+    // ---- entering lasts for its transaction and leaves nothing behind --------------------------------------------
 
     private long fenceLocksOf(long pid) {
         return rows("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = "
@@ -307,11 +312,12 @@ abstract class EveryWriterContract {
     }
 
     @Test
-    void enterTransactionLeavesNoEnteredStateAndNoLockOnTheSessionAfterCommit() throws Exception {
+    void enterLeavesNoEnteredStateAndNoLockOnTheSessionAfterCommit() throws Exception {
         adversary.protectedTable("xact_enter", "xact-enter", 5, "a");
         try (Connection c = adversary.connect("pooled-leader")) {
             long pid = backendPid(c);
-            inTransaction(c, "SELECT fencing.enter_transaction('xact-enter', 5, 'a')",
+            // fencing.enter() takes the fence lock for the transaction; its writes still carry the term.
+            inTransaction(c, "SELECT fencing.enter('xact-enter', 5, 'a')", "SET LOCAL fencing.term = '5'",
                     "UPDATE xact_enter SET note = 'term 5' WHERE id = 1");
             assertThat(fenceLocksOf(pid)).as("fence advisory locks of the backend after commit").isZero();
             Throwable next = catchThrowable(() -> inTransaction(c, "UPDATE xact_enter SET note = 'no term' WHERE id = 2"));
@@ -338,16 +344,17 @@ abstract class EveryWriterContract {
     }
 
     @Test
-    void staleEnterTransactionReturnsTheMarkAndItsTransactionCannotWrite() throws Exception {
+    void staleEnterReturnsTheMarkAndItsTransactionCannotWrite() throws Exception {
         adversary.protectedTable("xact_stale", "xact-stale", 5, "a");
         try (Connection c = adversary.connect("deposed-pooled-leader")) {
             c.setAutoCommit(false);
             try {
-                assertThat(query(c, "SELECT fencing.enter_transaction('xact-stale', 4, 'old')")).isEqualTo("5");
+                assertThat(query(c, "SELECT fencing.enter('xact-stale', 4, 'old')")).isEqualTo("5");
+                // A stale entering enters nothing: a write at that term is decided on its own, and is stale.
+                execute(c, "SET LOCAL fencing.term = '4'", "SET LOCAL fencing.leader_id = 'old'");
                 Throwable write = catchThrowable(() -> execute(c, "UPDATE xact_stale SET note = 'stale' WHERE id = 1"));
-                // A stale entering enters nothing: the transaction carries no term for the resource.
-                assertThat(sqlState(write)).as("write after a stale enter_transaction (error: %s)", write)
-                        .isEqualTo("FL002");
+                assertThat(sqlState(write)).as("write at term 4 after a stale fencing.enter (error: %s)", write)
+                        .isEqualTo("FL001");
             } finally {
                 c.rollback();
                 c.setAutoCommit(true);

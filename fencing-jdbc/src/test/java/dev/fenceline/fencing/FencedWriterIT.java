@@ -139,30 +139,43 @@ class FencedWriterIT {
         assertThat(highestAccepted()).isEqualTo(t);
     }
 
+    /**
+     * The advance terminates only open transactions of older terms; the old leader's pooled sessions, idle between
+     * its transactions, hold nothing and stay. Its next transaction is rejected by the mark its first statement reads,
+     * before the work runs, and audited by the writer.
+     */
     @Test
-    void leaderWhosePooledSessionsWereTerminatedByAnAdvanceIsRejectedAndAudited() {
+    void leaderDeposedBetweenItsTransactionsIsRejectedBeforeItsWorkRunsAndAudited() {
         long t = highestAccepted() + 1;
         oldLeader.transaction(token(t, "old"), ctx -> ctx.insertInto(PAYMENT).set(ID, 3_001L).set(AMOUNT, 1L).execute());
-        newLeader.enter(token(t + 1, "new"));   // terminates the old leader's entered sessions
+        newLeader.enter(token(t + 1, "new"));
         long auditBefore = count(db, "SELECT count(*) FROM fencing.rejected_write WHERE offered_term = " + t);
+        AtomicInteger workRan = new AtomicInteger();
 
         assertThatThrownBy(() -> oldLeader.transaction(token(t, "old"),
                 WriteDescription.of("public.payment", "UPDATE", "pay-3001", null),
-                ctx -> ctx.update(PAYMENT).set(AMOUNT, 99L).where(ID.eq(3_001L)).execute()))
+                ctx -> {
+                    workRan.incrementAndGet();
+                    return ctx.update(PAYMENT).set(AMOUNT, 99L).where(ID.eq(3_001L)).execute();
+                }))
                 .isInstanceOfSatisfying(StaleTermException.class, e -> {
                     assertThat(e.offeredTerm()).isEqualTo(t);
                     assertThat(e.highestAccepted()).isEqualTo(t + 1);
+                    assertThat(e.audited()).isTrue();
                 });
+        assertThat(workRan).as("runs of the deposed leader's work").hasValue(0);
         assertThat(count(db, "SELECT amount FROM payment WHERE id = 3001")).isEqualTo(1);
         assertThat(count(db, "SELECT count(*) FROM fencing.rejected_write WHERE offered_term = " + t
                 + " AND highest_accepted = " + (t + 1) + " AND business_key = 'pay-3001'"))
                 .isEqualTo(auditBefore + 1);
+        assertThat(count(db, "SELECT count(*) FROM fencing.rejected_write WHERE business_key = 'pay-3001'"
+                + " AND source = 'writer' AND reason = 'stale_term' AND table_name = 'public.payment'")).isEqualTo(1);
     }
 
     @Test
     void pausedLeaderTransactionCannotCommitAfterNewTermAdvances() throws Exception {
         long t = highestAccepted() + 1;
-        Throwable rejection = pausedLeaderDeposedMidTransaction(t, "pay-4001",
+        Throwable rejection = pausedLeaderDeposedMidTransaction(t, false, "pay-4001",
                 ctx -> ctx.insertInto(PAYMENT).set(ID, 4_001L).set(AMOUNT, 1L).execute(),
                 ctx -> ctx.insertInto(PAYMENT).set(ID, 4_002L).set(AMOUNT, 1L).execute(),
                 ctx -> ctx.insertInto(PAYMENT).set(ID, 4_100L).set(AMOUNT, 2L).set(NOTE, "next").execute());
@@ -182,14 +195,24 @@ class FencedWriterIT {
     /**
      * The old leader (term {@code t}) runs {@code firstWrite} and then stops with its transaction open (the "pause");
      * the next leader writes with {@code t + 1}, which must not wait for the paused transaction, and whose advance
-     * terminates the paused session (observed in {@code pg_stat_activity}, within advance_timeout). Then the old
-     * leader resumes with {@code secondWrite}. Returns what its {@code run} threw.
+     * terminates the paused transaction, which holds the fence lock of the older term (its backend leaves
+     * {@code pg_stat_activity}, within advance_timeout). Then the old leader resumes with {@code secondWrite}. Returns
+     * what its {@code run} threw.
+     *
+     * <p>{@code termAcceptedBefore}: the old leader's term is accepted (entered and committed) before the paused
+     * transaction begins, so that transaction enters at its first write with the fence lock shared, as every
+     * transaction of an established leader does. Otherwise the paused transaction is the old leader's first at its
+     * term: its first write advances the mark, and it holds the fence lock exclusively (and the mark row) while it is
+     * paused; the next advance ends it all the same.
      */
-    private Throwable pausedLeaderDeposedMidTransaction(long t, String businessKey, FencedAction firstWrite,
-            FencedAction secondWrite, FencedAction nextLeadersWrite) throws Exception {
+    private Throwable pausedLeaderDeposedMidTransaction(long t, boolean termAcceptedBefore, String businessKey,
+            FencedAction firstWrite, FencedAction secondWrite, FencedAction nextLeadersWrite) throws Exception {
         CountDownLatch inside = new CountDownLatch(1);
         CountDownLatch resume = new CountDownLatch(1);
         AtomicInteger oldPid = new AtomicInteger();
+        if (termAcceptedBefore) {
+            oldLeader.enter(token(t, "paused"));
+        }
         ExecutorService pausedLeader = Executors.newSingleThreadExecutor();
         try {
             Future<?> paused = pausedLeader.submit(() -> oldLeader.run(token(t, "paused"),
@@ -249,32 +272,59 @@ class FencedWriterIT {
     }
 
     @Test
-    void writerThatAlsoStampsTheTransactionTermCommitsAndStillRejectsStaleTerms() {
-        FencedWriter stamping = FencedWriter.create(newLeaderPool,
-                FencedWriterConfig.defaults());
+    void everyTransactionCarriesItsTermForItselfOnlyAndStaleTermsAreStillRejected() throws Exception {
         long t = highestAccepted() + 1;
-        stamping.transaction(token(t, "stamping"), ctx -> {
-            assertThat(ctx.dsl().fetchSingle("SELECT current_setting('fencing.term')").get(0, String.class))
-                    .isEqualTo(Long.toString(t));
-            return ctx.insertInto(PAYMENT).set(ID, 7_001L).set(AMOUNT, 1L).execute();
+        int pid = newLeader.transaction(token(t, "stamping"), ctx -> {
+            assertThat(ctx.dsl().fetchSingle("SELECT current_setting('fencing.term'), current_setting('fencing.resource'),"
+                    + " current_setting('fencing.leader_id')").into(String[].class))
+                    .containsExactly(Long.toString(t), "settlement", "stamping");
+            ctx.insertInto(PAYMENT).set(ID, 7_001L).set(AMOUNT, 1L).execute();
+            return ctx.dsl().fetchSingle("SELECT pg_backend_pid()").get(0, Integer.class);
         });
         assertThat(count(db, "SELECT fencing_term FROM payment WHERE id = 7001")).isEqualTo(t);
-        assertThatThrownBy(() -> stamping.transaction(token(t - 1, "stale"),
+        // Set for the transaction only (set_config(..., true)): nothing is left on the pooled server sessions, the
+        // writer's among them (the pool's three connections, borrowed at once).
+        java.util.List<Connection> all = new java.util.ArrayList<>();
+        java.util.Set<Integer> pids = new java.util.HashSet<>();
+        try {
+            for (int i = 0; i < 3; i++) {
+                Connection c = newLeaderPool.getConnection();
+                all.add(c);
+                try (Statement s = c.createStatement();
+                     ResultSet rs = s.executeQuery("SELECT coalesce(current_setting('fencing.term', true), ''),"
+                             + " pg_backend_pid()")) {
+                    rs.next();
+                    assertThat(rs.getString(1)).as("fencing.term on pooled session %s", rs.getInt(2)).isEmpty();
+                    pids.add(rs.getInt(2));
+                }
+            }
+        } finally {
+            for (Connection c : all) {
+                c.close();
+            }
+        }
+        assertThat(pids).as("the pooled sessions checked").contains(pid);
+        assertThatThrownBy(() -> newLeader.transaction(token(t - 1, "stale"),
                 ctx -> ctx.insertInto(PAYMENT).set(ID, 7_002L).set(AMOUNT, 1L).execute()))
                 .isInstanceOf(StaleTermException.class);
         assertThat(count(db, "SELECT count(*) FROM payment WHERE id = 7002")).isZero();
     }
 
+    /** fencing.entered_transactions: what a DBA sees, the open transactions the next advance would end. */
     @Test
-    void sessionsEnteredAtTheCurrentTermAreListedForDbas() throws Exception {
+    void transactionsEnteredAtTheCurrentTermAreListedForDbasWhileTheyAreOpen() throws Exception {
         long t = highestAccepted() + 1;
         newLeader.transaction(token(t, "new"), ctx -> ctx.insertInto(PAYMENT).set(ID, 6_001L).set(AMOUNT, 1L).execute());
-        try (Connection c = Fixtures.connect(db); Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery("SELECT application_name FROM fencing.entered_sessions"
-                     + " WHERE resource = 'settlement'")) {
-            assertThat(rs.next()).isTrue();
-            assertThat(rs.getString(1)).isEqualTo("new-leader");
-        }
+        String listed = newLeader.transaction(token(t, "new"), ctx -> {
+            ctx.insertInto(PAYMENT).set(ID, 6_002L).set(AMOUNT, 1L).execute();
+            int pid = ctx.dsl().fetchSingle("SELECT pg_backend_pid()").get(0, Integer.class);
+            return Fixtures.text(db, "SELECT string_agg(application_name || ':' || advancing || ':' || (pid = " + pid
+                    + "), ',') FROM fencing.entered_transactions WHERE resource = 'settlement'");
+        });
+        assertThat(listed).as("entered transactions of settlement while the writer's was open (app:advancing:it)")
+                .isEqualTo("new-leader:false:true");
+        assertThat(count(db, "SELECT count(*) FROM fencing.entered_transactions WHERE resource = 'settlement'"))
+                .as("entered transactions once it committed").isZero();
     }
 
     // ---- FencedWriter.run (work without a result) and plain JDBC through FencedContext.connection() ----
@@ -328,7 +378,7 @@ class FencedWriterIT {
     @Test
     void aStaleTermWritingThroughPlainJdbcIsRejectedAndAuditedOnce() throws Exception {
         long t = highestAccepted() + 1;
-        Throwable rejection = pausedLeaderDeposedMidTransaction(t, "pay-9201",
+        Throwable rejection = pausedLeaderDeposedMidTransaction(t, true, "pay-9201",
                 ctx -> insertStamped(ctx, 9_201L, 1L), ctx -> insertStamped(ctx, 9_202L, 1L),
                 ctx -> insertStamped(ctx, 9_210L, 2L));
         assertThat(rejection).isInstanceOfSatisfying(StaleTermException.class, e -> {

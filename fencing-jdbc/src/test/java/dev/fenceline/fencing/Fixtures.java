@@ -51,6 +51,31 @@ final class Fixtures {
         }
     }
 
+    /**
+     * Runs the statements as one transaction (superuser) carrying {@code term} for {@code resource}, set with
+     * {@code SET LOCAL}: a write to a protected table needs the term in its own transaction (nothing entered outlives
+     * one), and the term advances the mark when it is newer.
+     */
+    static void sqlAtTerm(TestDatabase db, String resource, long term, String leaderId, String... statements) {
+        try (Connection c = connect(db)) {
+            c.setAutoCommit(false);
+            try (Statement s = c.createStatement()) {
+                s.execute("SELECT set_config('fencing.term', '" + term + "', true),"
+                        + " set_config('fencing.resource', '" + resource + "', true),"
+                        + " set_config('fencing.leader_id', '" + (leaderId == null ? "" : leaderId) + "', true)");
+                for (String sql : statements) {
+                    s.execute(sql);
+                }
+                c.commit();
+            } catch (SQLException e) {
+                c.rollback();
+                throw e;
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     /** The first column of the first row as a number (SQL NULL: 0). */
     static long count(TestDatabase db, String sql) {
         String value = text(db, sql);

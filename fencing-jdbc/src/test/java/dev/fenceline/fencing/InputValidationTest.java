@@ -59,6 +59,11 @@ class InputValidationTest {
         assertThatThrownBy(() -> FencedWriterConfig.builder().connectionRecheckAttempts(0).build())
                 .hasMessage("connectionRecheckAttempts must be between 1 and 10, was 0");
         assertThat(FencedWriterConfig.defaults().maxPayloadBytes()).isEqualTo(8192);
+        assertThatThrownBy(() -> FencedWriterConfig.builder().statementTimeout(java.time.Duration.ofMillis(-1)).build())
+                .hasMessage("statementTimeout must be between 0ms and 3600000ms, was -1ms");
+        assertThatThrownBy(() -> FencedWriterConfig.builder().lockTimeout(java.time.Duration.ZERO).build())
+                .hasMessage("lockTimeout must be between 1ms and 3600000ms, was 0ms");
+        assertThat(FencedWriterConfig.defaults().statementTimeout()).as("statementTimeout default: none").isZero();
     }
 
     @Test

@@ -16,8 +16,9 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Under REPEATABLE READ a transaction's snapshot can predate an advance. Reading the mark from that snapshot would
- * let it enter at the deposed term; {@code fencing.enter()} therefore reads the mark {@code FOR SHARE} there, which
- * turns "the mark moved after my snapshot" into a serialization failure instead of a stale write.
+ * let it enter at the deposed term; entering ({@code fencing.enter()}, and the guard's) therefore reads the mark
+ * {@code FOR SHARE} there, which turns "the mark moved after my snapshot" into a serialization failure instead of a
+ * stale write.
  */
 @ExtendWith(PostgresExtension.class)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -29,7 +30,7 @@ class RepeatableReadIT {
         this.db = db;
         Fixtures.migrate(db);
         Fixtures.createProtectedPaymentTable(db, "rr");
-        Fixtures.sql(db, "SELECT fencing.enter('rr', 1, 'leader-1')",
+        Fixtures.sqlAtTerm(db, "rr", 1, "leader-1",
                 "INSERT INTO payment (id, amount) SELECT g, 1 FROM generate_series(1, 3) g");
     }
 

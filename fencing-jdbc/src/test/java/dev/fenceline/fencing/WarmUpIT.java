@@ -22,7 +22,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 class WarmUpIT {
     static final String TRACES = "SELECT (SELECT highest_accepted FROM fencing.high_water_mark WHERE resource = 'settlement')"
             + " || '/' || (SELECT count(*) FROM fencing.term_history) || '/' || (SELECT count(*) FROM fencing.rejected_write)"
-            + " || '/' || (SELECT count(*) FROM fencing.entered_session) || '/' || (SELECT count(*) FROM payment)";
+            + " || '/' || (SELECT count(*) FROM fencing.entered_transactions) || '/' || (SELECT count(*) FROM payment)";
 
     @Test
     void warmingUpWritesNothingMovesNoMarkAndLeavesTheLeadersSessionAlive(TestDatabase db) {
@@ -43,7 +43,7 @@ class WarmUpIT {
             assertThat(Fixtures.text(db, TRACES)).isEqualTo(before);
             assertThat(count(db, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid <> "
                     + leaderPid)).as("no advisory lock outlives the warm-up").isZero();
-            // the current leader was not disturbed: same server session, still entered, still commits
+            // the current leader was not disturbed: same server session, still alive, still commits
             long pidAfter = leader.transaction(token, ctx -> {
                 ctx.insertInto(PAYMENT).set(ID, 2L).set(AMOUNT, 6L).execute();
                 return ctx.dsl().fetchSingle("SELECT pg_backend_pid()").get(0, Long.class);
@@ -119,11 +119,17 @@ class WarmUpIT {
             });
             String before = Fixtures.text(db, TRACES);
 
-            for (String enter : new String[] {"SELECT fencing.enter('settlement', 4, 'b')",
-                    "SELECT fencing.enter_transaction('settlement', 4, 'b')"}) {
+            // Both ways to ask for the advance: fencing.enter(), and a write at the newer term (the guard's entering).
+            for (String[] advance : new String[][] {{"SELECT fencing.enter('settlement', 4, 'b')"},
+                    {"SET LOCAL fencing.term = '4'", "SET LOCAL fencing.resource = 'settlement'",
+                            "INSERT INTO payment (id, amount) VALUES (40, 1)"}}) {
                 next.setAutoCommit(false);
                 try (Statement st = next.createStatement()) {
                     st.execute("SELECT set_config('fencing.warm_up', fencing.warm_up_token(), true)");
+                    for (int i = 0; i < advance.length - 1; i++) {
+                        st.execute(advance[i]);
+                    }
+                    String enter = advance[advance.length - 1];
                     assertThatThrownBy(() -> st.execute(enter)).as(enter)
                             .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("FL012"));
                 } finally {
@@ -132,7 +138,7 @@ class WarmUpIT {
                 }
             }
 
-            assertThat(Fixtures.text(db, TRACES)).as("mark/term history/audit/registrations/rows").isEqualTo(before);
+            assertThat(Fixtures.text(db, TRACES)).as("mark/term history/audit/entered transactions/rows").isEqualTo(before);
             assertThat(count(db, "SELECT count(*) FROM pg_stat_activity WHERE pid = " + leaderPid))
                     .as("the leader's session is alive").isOne();
             long pidAfter = leader.transaction(token, ctx -> {

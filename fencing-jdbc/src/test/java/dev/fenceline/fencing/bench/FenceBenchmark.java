@@ -25,8 +25,8 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * What fencing costs: the same business transaction unfenced, through the {@link FencedWriter} (writer mode) and as
- * raw JDBC on a protected table (trigger mode: session entered once, or {@code SET LOCAL fencing.term} in every
- * transaction), interleaved in rounds, at 1/4/16 connections, for a single-row transaction and a 100-row batch,
+ * raw JDBC on a protected table (trigger mode: {@code SET LOCAL fencing.term} in every transaction, the only way a
+ * raw transaction carries a term), interleaved in rounds, at 1/4/16 connections, for a single-row transaction and a 100-row batch,
  * against a DURABLE PostgreSQL (fsync, synchronous_commit on), with the native guard when it is installed
  * ({@code -Dbench.guard=plpgsql} measures the PL/pgSQL one).
  *
@@ -58,18 +58,15 @@ public final class FenceBenchmark {
 
     /**
      * UNFENCED: plain table, no trigger. CONTROL: the same on a second identical plain table — its "ratio" shows how
-     * far this machine's noise alone moves a ratio (an A/A test). WRITER: {@link FencedWriter} on a protected table (trigger installed: the
-     * full defence in depth). TRIGGER: raw JDBC on a protected table, sessions entered once at the term (as the
-     * writer does; a raw-SQL service runs {@code SELECT fencing.enter(resource, term)} on a connection when it first
-     * uses it in a leadership). TRIGGER_SET_LOCAL: raw JDBC sending {@code SET LOCAL fencing.term} in every
-     * transaction (same round trip, one more statement). WRITER_TRANSACTION: {@link FencedWriter} in
-     * {@link EnterScope#TRANSACTION} scope (what runs behind a transaction-mode pooler): every transaction starts with
-     * one statement entering it.
+     * far this machine's noise alone moves a ratio (an A/A test). WRITER: {@link FencedWriter} on a protected table
+     * (its one mode: every transaction's first statement sets the term for that transaction and reads the mark; the
+     * guard enters at the first write). TRIGGER_SET_LOCAL: raw JDBC on a protected table sending
+     * {@code SET LOCAL fencing.term} in every transaction (same round trip, one more statement). The marks of both
+     * resources are at the term before the first cell (advanced once, committed), so no measured transaction advances.
      */
     enum Mode {
         UNFENCED("unfenced", "plain"), CONTROL("unfenced again (A/A control)", "plain2"),
-        WRITER("writer mode", "writer"), WRITER_TRANSACTION("writer mode, transaction scope (poolers)", "writer"),
-        TRIGGER("trigger mode, session entered", "trigger"),
+        WRITER("writer mode", "writer"),
         TRIGGER_SET_LOCAL("trigger mode, SET LOCAL per transaction", "trigger");
 
         final String label;
@@ -176,6 +173,9 @@ public final class FenceBenchmark {
             s.execute("SELECT fencing.protect_table('entry_writer', 'bench-writer')");
             s.execute("SELECT fencing.protect_table('account_trigger', 'bench-trigger')");
             s.execute("SELECT fencing.protect_table('entry_trigger', 'bench-trigger')");
+            // Both marks at the term (autocommit: each enter advances and commits), as after a leadership change.
+            s.execute("SELECT fencing.enter('bench-writer', " + TERM + ", 'bench')");
+            s.execute("SELECT fencing.enter('bench-trigger', " + TERM + ", 'bench')");
             s.execute("VACUUM ANALYZE");
         }
     }
@@ -211,9 +211,7 @@ public final class FenceBenchmark {
         long[] clientNs = new long[modes.length];
         try (HikariDataSource pool = Databases.dataSource(config);
              Connection admin = db.dataSource().getConnection()) {
-            Writers writer = new Writers(FencedWriter.create(pool, FencedWriterConfig.defaults()),
-                    FencedWriter.create(pool, FencedWriterConfig.builder().build()));
-            enterEverySession(pool, connections);
+            FencedWriter writer = FencedWriter.create(pool, FencedWriterConfig.defaults());
             for (Mode m : modes) {   // warm-up: JIT, plan caches, every pooled session used
                 run(pool, writer, kind, m, connections, WARMUP_SECONDS);
             }
@@ -252,30 +250,7 @@ public final class FenceBenchmark {
         return row.toString();
     }
 
-    private static final Mode[] FENCED = {Mode.CONTROL, Mode.WRITER, Mode.WRITER_TRANSACTION, Mode.TRIGGER,
-        Mode.TRIGGER_SET_LOCAL};
-
-    /** The writer in each scope, on the same pool and table. */
-    private record Writers(FencedWriter session, FencedWriter transaction) {
-    }
-
-    /** What a raw-SQL service does once per connection and leadership: enter the session at its term. */
-    private static void enterEverySession(HikariDataSource pool, int connections) throws SQLException {
-        List<Connection> all = new ArrayList<>();
-        try {
-            for (int i = 0; i < connections; i++) {
-                Connection c = pool.getConnection();
-                all.add(c);
-                try (Statement s = c.createStatement()) {
-                    s.execute("SELECT fencing.enter('bench-trigger', " + TERM + ", 'bench')");
-                }
-            }
-        } finally {
-            for (Connection c : all) {
-                c.close();
-            }
-        }
-    }
+    private static final Mode[] FENCED = {Mode.CONTROL, Mode.WRITER, Mode.TRIGGER_SET_LOCAL};
 
     private static final List<String> CPU = new ArrayList<>();
     /** Linux clock ticks (USER_HZ) are 10 ms. */
@@ -339,7 +314,7 @@ public final class FenceBenchmark {
     private static final java.lang.management.ThreadMXBean THREADS =
             java.lang.management.ManagementFactory.getThreadMXBean();
 
-    private static long run(HikariDataSource pool, Writers writer, Kind kind, Mode mode, int threads,
+    private static long run(HikariDataSource pool, FencedWriter writer, Kind kind, Mode mode, int threads,
                             int seconds) throws InterruptedException {
         LongAdder done = new LongAdder();
         AtomicBoolean stop = new AtomicBoolean();
@@ -373,9 +348,8 @@ public final class FenceBenchmark {
         return done.sum();
     }
 
-    private static void transaction(HikariDataSource pool, Writers writers, Kind kind, Mode mode) throws Exception {
-        if (mode == Mode.WRITER || mode == Mode.WRITER_TRANSACTION) {
-            FencedWriter writer = mode == Mode.WRITER ? writers.session() : writers.transaction();
+    private static void transaction(HikariDataSource pool, FencedWriter writer, Kind kind, Mode mode) throws Exception {
+        if (mode == Mode.WRITER) {
             writer.transaction(FencingToken.of("bench-writer", TERM, "bench"), ctx -> {
                 ctx.dsl().connection(c -> business(c, kind, mode.suffix, null));
                 return null;

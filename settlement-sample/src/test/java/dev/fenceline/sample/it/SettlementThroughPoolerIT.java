@@ -37,7 +37,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * has taken over and its first write has advanced the mark. Each frozen batch must end without committing (the
  * advance terminated its server session). Afterwards {@code fenceline verify}, {@code status} and {@code audit}, also
  * through the pooler, see every payment settled exactly once and every rejected batch audited, and nothing of the
- * fence is left on PostgreSQL: no fence advisory lock on any backend, no registered entered session.
+ * fence is left on PostgreSQL: no fence advisory lock on any backend, no entered transaction.
  */
 @ExtendWith({PostgresExtension.class, EtcdClusterExtension.class})
 class SettlementThroughPoolerIT {
@@ -168,7 +168,7 @@ class SettlementThroughPoolerIT {
                     db.name());
             assertThat(s.scalar("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = " + FENCE_LOCK_CLASSID))
                     .as("fence advisory locks held by any backend").isZero();
-            assertThat(s.scalar("SELECT count(*) FROM fencing.entered_session")).as("registered entered sessions").isZero();
+            assertThat(s.scalar("SELECT count(*) FROM fencing.entered_transactions")).as("entered transactions").isZero();
 
             // 6. verify, status and audit through the pooler
             SampleProcesses.Result verify = s.cliWithHistories("verify");
