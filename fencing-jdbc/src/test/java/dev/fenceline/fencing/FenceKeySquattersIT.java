@@ -234,29 +234,6 @@ class FenceKeySquattersIT {
     }
 
     /**
-     * While the new leader's first transaction (an advance in flight) is open, the next term's advance queues on the
-     * mark row, not for the key: it never gets to ending the key's holders, so the advance in flight is not ended. It
-     * fails with FL005 at advance_timeout and changes nothing; the transaction in flight commits.
-     */
-    @Test
-    void aLaterAdvanceDoesNotEndAnAdvanceInFlight() throws Exception {
-        String table = scene.table("advance_in_flight");
-        String resource = OutsiderScene.resourceOf(table);
-        try (Connection inFlight = adversary.connect("leader-b"); Connection later = adversary.connect("leader-c")) {
-            enterTransaction(inFlight, resource, 6, "b");
-            execute(inFlight, "UPDATE " + table + " SET note = 'leader b at 6' WHERE id = 1");
-            Throwable advance = catchThrowable(() -> execute(later, "SET lock_timeout = 0",
-                    "SELECT fencing.enter('" + resource + "', 7, 'c')"));
-            assertThat(sqlState(advance)).as("the advance to 7 while the advance to 6 is in flight: %s", advance)
-                    .isEqualTo("FL005");
-            Throwable commit = catchThrowable(inFlight::commit);
-            assertThat(commit).as("the advance in flight's commit (SQLSTATE %s)", sqlState(commit)).isNull();
-        }
-        assertThat(mark(db, resource)).isEqualTo(6);
-        assertThat(note(table, 1)).isEqualTo("leader b at 6");
-    }
-
-    /**
      * An advance first locks its mark row, under a lock_timeout it derives from advance_timeout rather than the
      * caller's (0, none, here as in psql and behind a transaction pooler). Whoever holds a conflicting lock on the row
      * or the table (a DBA's {@code SELECT ... FOR UPDATE}, {@code LOCK TABLE ... IN EXCLUSIVE MODE}) delays every
