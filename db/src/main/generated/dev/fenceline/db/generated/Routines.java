@@ -9,6 +9,7 @@ import dev.fenceline.db.generated.routines.Enter;
 import dev.fenceline.db.generated.routines.GuardImplementation;
 import dev.fenceline.db.generated.routines.RecordRejection;
 import dev.fenceline.db.generated.routines.RegisterResource;
+import dev.fenceline.db.generated.routines.TakeFenceShare;
 import dev.fenceline.db.generated.routines.UseNativeGuard;
 import dev.fenceline.db.generated.routines.UsePlpgsqlGuard;
 
@@ -247,6 +248,19 @@ public class Routines {
         f.setPResource(pResource);
 
         return f.asField();
+    }
+
+    /**
+     * Call <code>fencing.take_fence_share</code>
+     */
+    public static void takeFenceShare(
+          Configuration configuration
+        , Long pKey
+    ) {
+        TakeFenceShare p = new TakeFenceShare();
+        p.setPKey(pKey);
+
+        p.execute(configuration);
     }
 
     /**
