@@ -142,6 +142,38 @@ AS $fn$
      AND l.classid = 1178946115::oid AND l.objid = p_key::oid AND l.objsubid = 2
 $fn$;
 
+-- Terminates the other backends holding the resource's fence lock (p_exclusive: in exclusive mode only; p_waiting: the
+-- ones queued for it too) and returns their pids. A superuser's backend is left alone (administrators are out of
+-- scope): whoever waits for it fails at its deadline. A prepared transaction has no backend (pid NULL).
+CREATE OR REPLACE FUNCTION fencing.end_fence_holders(p_key bigint, p_exclusive boolean, p_waiting boolean)
+RETURNS integer[]
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+  v_pid   integer;
+  v_ended integer[] := ARRAY[]::integer[];
+BEGIN
+  FOR v_pid IN
+    SELECT DISTINCT l.pid FROM pg_locks l
+     WHERE l.locktype = 'advisory' AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+       AND l.classid = 1178946115::oid AND l.objid = p_key::oid AND l.objsubid = 2 AND l.pid <> pg_backend_pid()
+       AND (l.granted OR p_waiting) AND (l.mode = 'ExclusiveLock' OR NOT p_exclusive)
+  LOOP
+    BEGIN
+      IF pg_terminate_backend(v_pid) THEN
+        v_ended := v_ended || v_pid;
+      END IF;
+    EXCEPTION WHEN insufficient_privilege THEN
+      NULL;
+    END;
+  END LOOP;
+  RETURN v_ended;
+END
+$fn$;
+
 -- Moves the mark of p_resource up to p_term, unless another advance reached p_term or beyond first; either way it
 -- returns the mark it leaves. Called by enter_at() only. Every wait is bounded by advance_timeout (then FL005 and
 -- nothing changed).
@@ -159,7 +191,6 @@ DECLARE
   v_old_lt    text := current_setting('lock_timeout');
   v_db        oid := (SELECT oid FROM pg_database WHERE datname = current_database());
   v_mark      bigint;
-  v_pid       integer;
   v_ended     integer[] := ARRAY[]::integer[];
   v_prepared  text;
 BEGIN
@@ -200,19 +231,7 @@ BEGIN
             HINT = 'See pg_locks / pg_stat_activity for the transaction holding it.';
         END IF;
         IF clock_timestamp() >= v_deadline - v_timeout / 2 THEN
-          FOR v_pid IN
-            SELECT DISTINCT l.pid FROM pg_locks l
-             WHERE l.locktype = 'advisory' AND l.database = v_db AND l.classid = 1178946115::oid AND l.objid = p_key::oid
-               AND l.objsubid = 2 AND l.mode = 'ExclusiveLock' AND l.granted AND l.pid <> pg_backend_pid()
-          LOOP
-            BEGIN
-              IF pg_terminate_backend(v_pid) AND NOT v_pid = ANY (v_ended) THEN
-                v_ended := v_ended || v_pid;
-              END IF;
-            EXCEPTION WHEN insufficient_privilege THEN
-              NULL;
-            END;
-          END LOOP;
+          v_ended := v_ended || fencing.end_fence_holders(p_key, true, false);
         END IF;
       END;
     END LOOP;
@@ -227,19 +246,7 @@ BEGIN
     --    Then we queue for the lock in short steps: while we are queued, newcomers queue behind us instead of
     --    entering, and whoever took the lock between our look and our request is found at the next look.
     LOOP
-      FOR v_pid IN
-        SELECT DISTINCT l.pid FROM pg_locks l
-         WHERE l.locktype = 'advisory' AND l.database = v_db AND l.classid = 1178946115::oid AND l.objid = p_key::oid
-           AND l.objsubid = 2 AND l.granted AND l.pid <> pg_backend_pid()
-      LOOP
-        BEGIN
-          IF pg_terminate_backend(v_pid) AND NOT v_pid = ANY (v_ended) THEN
-            v_ended := v_ended || v_pid;
-          END IF;
-        EXCEPTION WHEN insufficient_privilege THEN
-          NULL;   -- a superuser's backend (out of scope): the deadline names what is left
-        END;
-      END LOOP;
+      v_ended := v_ended || fencing.end_fence_holders(p_key, false, false);
       PERFORM set_config('lock_timeout', least(50, greatest(1, (extract(epoch FROM v_deadline - clock_timestamp()) * 1000)::bigint))::text, true);
       BEGIN
         PERFORM pg_advisory_xact_lock(1178946115, p_key::integer);
@@ -262,7 +269,8 @@ BEGIN
     UPDATE fencing.high_water_mark SET highest_accepted = p_term, leader_id = p_leader_id, updated_at = clock_timestamp()
      WHERE resource = p_resource;
     INSERT INTO fencing.term_history (resource, term, previous_term, leader_id, terminated_sessions, application_name)
-    VALUES (p_resource, p_term, v_mark, p_leader_id, cardinality(v_ended), current_setting('application_name'));
+    VALUES (p_resource, p_term, v_mark, p_leader_id, (SELECT count(DISTINCT e) FROM unnest(v_ended) e),
+            current_setting('application_name'));
     RETURN p_term;
   EXCEPTION WHEN SQLSTATE 'FL0A0' THEN
     RETURN v_mark;
@@ -282,11 +290,9 @@ SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
-  v_db       oid := (SELECT oid FROM pg_database WHERE datname = current_database());
   v_old_lt   text := current_setting('lock_timeout');
   v_limit    interval := CASE WHEN current_setting('lock_timeout') = '0' THEN NULL ELSE current_setting('lock_timeout')::interval END;
   v_deadline timestamptz := clock_timestamp() + v_limit;
-  v_pid      integer;
   v_advance  boolean;
 BEGIN
   LOOP
@@ -299,17 +305,9 @@ BEGIN
       WHEN lock_not_available THEN v_advance := true;
       WHEN SQLSTATE 'FL0A1' THEN v_advance := false;
     END;
-    FOR v_pid IN
-      SELECT DISTINCT l.pid FROM pg_locks l
-       WHERE NOT v_advance AND l.locktype = 'advisory' AND l.database = v_db AND l.classid = 1178946115::oid
-         AND l.objid = p_key::oid AND l.objsubid = 2 AND l.mode = 'ExclusiveLock' AND l.pid <> pg_backend_pid()
-    LOOP
-      BEGIN
-        PERFORM pg_terminate_backend(v_pid);
-      EXCEPTION WHEN insufficient_privilege THEN
-        NULL;   -- a superuser's backend (out of scope): waited for like an advance
-      END;
-    END LOOP;
+    IF NOT v_advance THEN
+      PERFORM fencing.end_fence_holders(p_key, true, true);
+    END IF;
     IF v_deadline IS NOT NULL AND clock_timestamp() >= v_deadline THEN
       RAISE EXCEPTION USING ERRCODE = '55P03',
         MESSAGE = format('fencing: could not take the fence lock (1178946115, %s) within lock_timeout %s: an advance, a prepared transaction or a superuser holds it', p_key, v_old_lt);

@@ -5,6 +5,7 @@ package dev.fenceline.db.generated;
 
 
 import dev.fenceline.db.generated.routines.CheckLeaderId;
+import dev.fenceline.db.generated.routines.EndFenceHolders;
 import dev.fenceline.db.generated.routines.Enter;
 import dev.fenceline.db.generated.routines.GuardImplementation;
 import dev.fenceline.db.generated.routines.RecordRejection;
@@ -35,6 +36,56 @@ public class Routines {
         p.setPLeaderId(pLeaderId);
 
         p.execute(configuration);
+    }
+
+    /**
+     * Call <code>fencing.end_fence_holders</code>
+     */
+    public static Integer[] endFenceHolders(
+          Configuration configuration
+        , Long pKey
+        , Boolean pExclusive
+        , Boolean pWaiting
+    ) {
+        EndFenceHolders f = new EndFenceHolders();
+        f.setPKey(pKey);
+        f.setPExclusive(pExclusive);
+        f.setPWaiting(pWaiting);
+
+        f.execute(configuration);
+        return f.getReturnValue();
+    }
+
+    /**
+     * Get <code>fencing.end_fence_holders</code> as a field.
+     */
+    public static Field<Integer[]> endFenceHolders(
+          Long pKey
+        , Boolean pExclusive
+        , Boolean pWaiting
+    ) {
+        EndFenceHolders f = new EndFenceHolders();
+        f.setPKey(pKey);
+        f.setPExclusive(pExclusive);
+        f.setPWaiting(pWaiting);
+
+        return f.asField();
+    }
+
+    /**
+     * Get <code>fencing.end_fence_holders</code> as a field.
+     */
+    public static Field<Integer[]> endFenceHolders(
+          Field<Long> pKey
+        , Field<Boolean> pExclusive
+        , Field<Boolean> pWaiting
+    ) {
+        EndFenceHolders f = new EndFenceHolders();
+        f.setPKey(pKey);
+        f.setPExclusive(pExclusive);
+        f.setPWaiting(pWaiting);
+
+        return f.asField();
     }
 
     /**
