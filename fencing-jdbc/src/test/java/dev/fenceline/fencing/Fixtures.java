@@ -57,20 +57,13 @@ final class Fixtures {
      * one), and the term advances the mark when it is newer.
      */
     static void sqlAtTerm(TestDatabase db, String resource, long term, String leaderId, String... statements) {
+        String[] all = new String[statements.length + 1];
+        all[0] = "SELECT set_config('fencing.term', '" + term + "', true),"
+                + " set_config('fencing.resource', '" + resource + "', true),"
+                + " set_config('fencing.leader_id', '" + (leaderId == null ? "" : leaderId) + "', true)";
+        System.arraycopy(statements, 0, all, 1, statements.length);
         try (Connection c = connect(db)) {
-            c.setAutoCommit(false);
-            try (Statement s = c.createStatement()) {
-                s.execute("SELECT set_config('fencing.term', '" + term + "', true),"
-                        + " set_config('fencing.resource', '" + resource + "', true),"
-                        + " set_config('fencing.leader_id', '" + (leaderId == null ? "" : leaderId) + "', true)");
-                for (String sql : statements) {
-                    s.execute(sql);
-                }
-                c.commit();
-            } catch (SQLException e) {
-                c.rollback();
-                throw e;
-            }
+            AdversaryRole.inTransaction(c, all);
         } catch (SQLException e) {
             throw new IllegalStateException(e);
         }
