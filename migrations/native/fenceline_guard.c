@@ -29,6 +29,7 @@
 #include "access/table.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_collation.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
@@ -401,4 +402,159 @@ fenceline_guard(PG_FUNCTION_ARGS)
 		remember_entered(key, term, leader);
 	}
 	return PointerGetDatum(NULL);
+}
+
+/*
+ * The fenced writer's two statements around its work (the PL/pgSQL bodies of the same contract are in
+ * fencing.use_plpgsql_guard(); the writer contract tests run against both).
+ *
+ * fencing.begin_write(resource, term, leader_id, statement_timeout_ms, lock_timeout_ms, idle_timeout_ms) is the first
+ * statement of every writer transaction. It sets, local to the transaction, the writer's timeouts and the fencing
+ * settings the guard reads (so nothing is left on a pooled server session, and nothing another client left there
+ * counts), remembers which transaction it began, and returns the resource's mark (NULL: no such resource) read with a
+ * snapshot taken now. It enters nothing: the guard enters at the work's first write. It refuses (FL014) a transaction
+ * that is not READ COMMITTED, READ WRITE (a default_transaction_isolation or default_transaction_read_only another
+ * client left); the writer then begins again with SET TRANSACTION first.
+ *
+ * fencing.check_writers_transaction() runs right before the writer's COMMIT, in the same message: FL013 unless the
+ * current transaction is the one begin_write began in this backend (the work did not end it and go on in another).
+ * A backend's local transaction id is new for every transaction, so no other transaction can match.
+ */
+static LocalTransactionId writers_lxid = InvalidLocalTransactionId;
+
+#define ERRCODE_FENCING_INVALID_INPUT MAKE_SQLSTATE('F', 'L', '0', '0', '3')
+#define ERRCODE_FENCING_NOT_WRITERS_TRANSACTION MAKE_SQLSTATE('F', 'L', '0', '1', '3')
+#define ERRCODE_FENCING_TRANSACTION_MODE MAKE_SQLSTATE('F', 'L', '0', '1', '4')
+
+PG_FUNCTION_INFO_V1(fenceline_begin_write);
+PG_FUNCTION_INFO_V1(fenceline_check_writers_transaction);
+
+static void
+set_local(const char *name, const char *value, GucContext context)
+{
+	(void) set_config_option(name, value, context, PGC_S_SESSION, GUC_ACTION_LOCAL, true, 0, false);
+}
+
+static int32
+timeout_argument(FunctionCallInfo fcinfo, int n, const char *name)
+{
+	int32		ms;
+
+	if (PG_ARGISNULL(n) || (ms = PG_GETARG_INT32(n)) < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FENCING_INVALID_INPUT),
+				 errmsg("fencing.begin_write: %s must be 0 (none) or a positive number of milliseconds, was %s",
+						name, PG_ARGISNULL(n) ? "NULL" : psprintf("%d", PG_GETARG_INT32(n)))));
+	return ms;
+}
+
+/* The mark of the resource (by its primary key), read with a snapshot taken now; false when there is no row. */
+static bool
+read_mark(const char *resource, int64 *mark)
+{
+	Oid			nsp = get_namespace_oid("fencing", false);
+	Oid			relid = get_relname_relid("high_water_mark", nsp);
+	Oid			indexid = get_relname_relid("high_water_mark_pkey", nsp);
+	Relation	rel;
+	SysScanDesc scan;
+	ScanKeyData skey;
+	HeapTuple	tuple;
+	Snapshot	snapshot;
+	bool		found = false;
+
+	if (!OidIsValid(relid) || !OidIsValid(indexid))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("fencing.begin_write: fencing.high_water_mark or its primary key is missing"),
+				 errhint("Apply the fencing migrations.")));
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	rel = table_open(relid, AccessShareLock);
+	ScanKeyInit(&skey, get_attnum(relid, "resource"), BTEqualStrategyNumber, F_TEXTEQ, CStringGetTextDatum(resource));
+	skey.sk_collation = DEFAULT_COLLATION_OID;	/* the column's, and so the index's */
+	scan = systable_beginscan(rel, indexid, true, snapshot, 1, &skey);
+	tuple = systable_getnext(scan);
+	if (HeapTupleIsValid(tuple))
+	{
+		TupleDesc	desc = RelationGetDescr(rel);
+		Datum	   *values = palloc(desc->natts * sizeof(Datum));
+		bool	   *nulls = palloc(desc->natts * sizeof(bool));
+
+		heap_deform_tuple(tuple, desc, values, nulls);
+		if (!nulls[1])			/* highest_accepted, NOT NULL */
+		{
+			*mark = DatumGetInt64(values[1]);
+			found = true;
+		}
+	}
+	systable_endscan(scan);
+	table_close(rel, NoLock);
+	UnregisterSnapshot(snapshot);
+	return found;
+}
+
+Datum
+fenceline_begin_write(PG_FUNCTION_ARGS)
+{
+	char	   *resource;
+	char	   *leader;
+	int64		term;
+	int32		statement_ms;
+	int32		lock_ms;
+	int32		idle_ms;
+	int64		mark;
+	char		buf[32];
+	GucContext	context;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_GETARG_INT64(1) < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_FENCING_INVALID_INPUT),
+				 errmsg("fencing.begin_write: resource and term are required, and the term must be at least 1 (was %s)",
+						PG_ARGISNULL(1) ? "NULL" : psprintf(INT64_FORMAT, PG_GETARG_INT64(1)))));
+	resource = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	term = PG_GETARG_INT64(1);
+	leader = PG_ARGISNULL(2) ? "" : text_to_cstring(PG_GETARG_TEXT_PP(2));
+	if (strlen(leader) > 200)
+		ereport(ERROR,
+				(errcode(ERRCODE_FENCING_INVALID_INPUT),
+				 errmsg("fencing.begin_write: leader_id must be at most 200 bytes, was %zu", strlen(leader))));
+	statement_ms = timeout_argument(fcinfo, 3, "statement_timeout_ms");
+	lock_ms = timeout_argument(fcinfo, 4, "lock_timeout_ms");
+	idle_ms = timeout_argument(fcinfo, 5, "idle_timeout_ms");
+	if (XactIsoLevel != XACT_READ_COMMITTED || XactReadOnly)
+		ereport(ERROR,
+				(errcode(ERRCODE_FENCING_TRANSACTION_MODE),
+				 errmsg("fencing.begin_write: the transaction is %s%s; the writer's work runs READ COMMITTED, READ WRITE",
+						XactIsoLevel == XACT_READ_COMMITTED ? "READ COMMITTED" :
+						XactIsoLevel == XACT_REPEATABLE_READ ? "REPEATABLE READ" :
+						XactIsoLevel == XACT_SERIALIZABLE ? "SERIALIZABLE" : "READ UNCOMMITTED",
+						XactReadOnly ? ", READ ONLY" : ""),
+				 errhint("Begin the transaction with SET TRANSACTION ISOLATION LEVEL READ COMMITTED, READ WRITE (the session's default_transaction_isolation or default_transaction_read_only says otherwise).")));
+
+	context = superuser() ? PGC_SUSET : PGC_USERSET;
+	snprintf(buf, sizeof(buf), "%d", statement_ms);
+	set_local("statement_timeout", buf, context);
+	snprintf(buf, sizeof(buf), "%d", lock_ms);
+	set_local("lock_timeout", buf, context);
+	snprintf(buf, sizeof(buf), "%d", idle_ms);
+	set_local("idle_in_transaction_session_timeout", buf, context);
+	snprintf(buf, sizeof(buf), INT64_FORMAT, term);
+	set_local("fencing.term", buf, context);
+	set_local("fencing.resource", resource, context);
+	set_local("fencing.leader_id", leader, context);
+	set_local("fencing.break_glass", "", context);
+	writers_lxid = MY_LXID;
+
+	if (!read_mark(resource, &mark))
+		PG_RETURN_NULL();
+	PG_RETURN_INT64(mark);
+}
+
+Datum
+fenceline_check_writers_transaction(PG_FUNCTION_ARGS)
+{
+	if (writers_lxid != MY_LXID)
+		ereport(ERROR,
+				(errcode(ERRCODE_FENCING_NOT_WRITERS_TRANSACTION),
+				 errmsg("fencing: the transaction about to commit is not the one the writer began: the work ended that one itself")));
+	PG_RETURN_VOID();
 }

@@ -40,6 +40,7 @@
 --   FL011 an advance asked for outside READ COMMITTED
 --   FL012 an advance asked for while fencing.warm_up names this transaction (the writer's warm-up: read-only)
 --   FL013 the transaction the writer is about to commit is not the one it began (its work ended that one itself)
+--   FL014 the writer's transaction is not READ COMMITTED, READ WRITE (a default another client left on the session)
 --   55P03 (lock_not_available) protect_table/unprotect_table could not get its lock within lock_timeout
 --   42501 a term offered by a session user outside fencing_app
 --
@@ -427,26 +428,6 @@ AS $fn$ SELECT fencing.enter_at(p_resource, p_term, p_leader_id) $fn$;
 COMMENT ON FUNCTION fencing.enter(text, bigint, text) IS
   'Enters the current transaction (never more) for the resource at the term: takes its fence lock until the transaction ends. Returns the term when accepted (advancing the mark if the term is newer), or the higher accepted term when stale (nothing changed: the caller rejects and audits). Raises FL001 (term held by another leader), FL003 (bad input), FL004 (unknown resource), FL005 (advance timed out), FL009 (term jump too large), FL011 (advance outside READ COMMITTED).';
 
--- The writer's last statement before its COMMIT, sent in the same message, so that the COMMIT runs only if this
--- returns: the transaction must still be the one the writer began. A transaction's start (transaction_timestamp()) is
--- fixed when it starts and taken anew by the next one on the backend, whatever ended the first (COMMIT AND CHAIN,
--- COMMIT then BEGIN, a commit through a connection the writer does not guard), so the start the writer read in its
--- own first statement identifies its transaction. Raises FL013 otherwise. Runs as its caller and only reads its
--- caller's own transaction start (no SET clause, every name schema-qualified: it runs in every transaction).
-CREATE OR REPLACE FUNCTION fencing.check_writers_transaction(p_started timestamptz)
-RETURNS void
-LANGUAGE plpgsql
-VOLATILE
-AS $fn$
-BEGIN
-  IF p_started IS NULL OR pg_catalog.transaction_timestamp() OPERATOR(pg_catalog.<>) p_started THEN
-    RAISE EXCEPTION USING ERRCODE = 'FL013',
-      MESSAGE = pg_catalog.format('fencing: the transaction about to commit (started %s) is not the one the writer began (started %s): the work ended that one itself',
-                                  pg_catalog.transaction_timestamp(), p_started);
-  END IF;
-END
-$fn$;
-
 -- Transactions entered now (holding a resource's fence lock): the ones the next advance of that resource ends.
 DROP VIEW IF EXISTS fencing.entered_sessions;
 CREATE OR REPLACE VIEW fencing.entered_transactions AS
@@ -461,5 +442,5 @@ REVOKE ALL ON fencing.entered_transactions FROM PUBLIC;
 GRANT SELECT ON fencing.entered_transactions TO fencing_auditor, fencing_admin;
 
 REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA fencing FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION fencing.enter(text, bigint, text), fencing.check_writers_transaction(timestamptz),
+GRANT EXECUTE ON FUNCTION fencing.enter(text, bigint, text),
   fencing.warm_up_token() TO fencing_app;

@@ -101,6 +101,11 @@ BEGIN
   END IF;
   BEGIN
     EXECUTE format('CREATE OR REPLACE FUNCTION fencing.guard() RETURNS trigger LANGUAGE c SECURITY DEFINER AS %L, %L', p_library, 'fenceline_guard');
+    EXECUTE format('CREATE OR REPLACE FUNCTION fencing.begin_write(p_resource text, p_term bigint, p_leader_id text, '
+                   'p_statement_timeout_ms integer, p_lock_timeout_ms integer, p_idle_timeout_ms integer) '
+                   'RETURNS bigint LANGUAGE c VOLATILE AS %L, %L', p_library, 'fenceline_begin_write');
+    EXECUTE format('CREATE OR REPLACE FUNCTION fencing.check_writers_transaction() RETURNS void LANGUAGE c VOLATILE AS %L, %L',
+                   p_library, 'fenceline_check_writers_transaction');
   EXCEPTION WHEN OTHERS THEN
     RAISE EXCEPTION USING ERRCODE = 'FL008',
       MESSAGE = format('fencing.use_native_guard: cannot load %s (%s); fencing.guard() is unchanged (%s)',
@@ -157,11 +162,75 @@ BEGIN
     RETURN NULL;
   END
   $guard$;
+
+  -- The writer's first statement and its check before COMMIT (contract in migrations/native/fenceline_guard.c):
+  -- settings local to the transaction; the transaction it began is recorded in a local setting too (its start as
+  -- epoch seconds), which ends with it. Invoker's rights: fencing_app reads the mark.
+  CREATE OR REPLACE FUNCTION fencing.begin_write(p_resource text, p_term bigint, p_leader_id text,
+    p_statement_timeout_ms integer, p_lock_timeout_ms integer, p_idle_timeout_ms integer)
+  RETURNS bigint
+  LANGUAGE plpgsql
+  VOLATILE
+  AS $begin$
+  DECLARE
+    v_mark bigint;
+  BEGIN
+    IF p_resource IS NULL OR p_term IS NULL OR p_term < 1 THEN
+      RAISE EXCEPTION USING ERRCODE = 'FL003',
+        MESSAGE = pg_catalog.format('fencing.begin_write: resource and term are required, and the term must be at least 1 (was %s)', coalesce(p_term::text, 'NULL'));
+    END IF;
+    IF pg_catalog.octet_length(p_leader_id) > 200 THEN
+      RAISE EXCEPTION USING ERRCODE = 'FL003',
+        MESSAGE = pg_catalog.format('fencing.begin_write: leader_id must be at most 200 bytes, was %s', pg_catalog.octet_length(p_leader_id));
+    END IF;
+    IF p_statement_timeout_ms IS NULL OR p_statement_timeout_ms < 0 OR p_lock_timeout_ms IS NULL OR p_lock_timeout_ms < 0
+       OR p_idle_timeout_ms IS NULL OR p_idle_timeout_ms < 0 THEN
+      RAISE EXCEPTION USING ERRCODE = 'FL003',
+        MESSAGE = pg_catalog.format('fencing.begin_write: statement_timeout_ms, lock_timeout_ms and idle_timeout_ms must be 0 (none) or a positive number of milliseconds, were %s, %s, %s',
+                                    coalesce(p_statement_timeout_ms::text, 'NULL'), coalesce(p_lock_timeout_ms::text, 'NULL'), coalesce(p_idle_timeout_ms::text, 'NULL'));
+    END IF;
+    IF pg_catalog.current_setting('transaction_isolation') <> 'read committed' OR pg_catalog.current_setting('transaction_read_only') <> 'off' THEN
+      RAISE EXCEPTION USING ERRCODE = 'FL014',
+        MESSAGE = pg_catalog.format('fencing.begin_write: the transaction is %s%s; the writer''s work runs READ COMMITTED, READ WRITE',
+                                    pg_catalog.upper(pg_catalog.current_setting('transaction_isolation')),
+                                    CASE WHEN pg_catalog.current_setting('transaction_read_only') = 'on' THEN ', READ ONLY' ELSE '' END),
+        HINT = 'Begin the transaction with SET TRANSACTION ISOLATION LEVEL READ COMMITTED, READ WRITE (the session''s default_transaction_isolation or default_transaction_read_only says otherwise).';
+    END IF;
+    -- one expression (one column, no FROM): PL/pgSQL evaluates it without the executor
+    PERFORM pg_catalog.concat(pg_catalog.set_config('statement_timeout', p_statement_timeout_ms::text, true),
+            pg_catalog.set_config('lock_timeout', p_lock_timeout_ms::text, true),
+            pg_catalog.set_config('idle_in_transaction_session_timeout', p_idle_timeout_ms::text, true),
+            pg_catalog.set_config('fencing.term', p_term::text, true),
+            pg_catalog.set_config('fencing.resource', p_resource, true),
+            pg_catalog.set_config('fencing.leader_id', coalesce(p_leader_id, ''), true),
+            pg_catalog.set_config('fencing.break_glass', '', true),
+            pg_catalog.set_config('fencing.writers_transaction',
+                                  pg_catalog.date_part('epoch', pg_catalog.transaction_timestamp())::text, true));
+    SELECT m.highest_accepted INTO v_mark FROM fencing.high_water_mark m WHERE m.resource = p_resource;
+    RETURN v_mark;
+  END
+  $begin$;
+
+  CREATE OR REPLACE FUNCTION fencing.check_writers_transaction()
+  RETURNS void
+  LANGUAGE plpgsql
+  VOLATILE
+  AS $check$
+  BEGIN
+    IF pg_catalog.current_setting('fencing.writers_transaction', true) IS DISTINCT FROM
+       pg_catalog.date_part('epoch', pg_catalog.transaction_timestamp())::text THEN
+      RAISE EXCEPTION USING ERRCODE = 'FL013',
+        MESSAGE = 'fencing: the transaction about to commit is not the one the writer began: the work ended that one itself';
+    END IF;
+  END
+  $check$;
   RETURN 'plpgsql';
 END
 $fn$;
 COMMENT ON FUNCTION fencing.use_plpgsql_guard() IS
   'Switches fencing.guard() back to the PL/pgSQL implementation (e.g. before moving the database to a server without the native library).';
+
+DROP FUNCTION IF EXISTS fencing.check_writers_transaction(timestamptz);
 
 -- A new schema gets the native guard when this role can load it (a superuser, the library on the server's
 -- dynamic_library_path), the PL/pgSQL one otherwise; later runs keep whichever it has, refreshed to the current body.
@@ -185,5 +254,12 @@ $do$;
 COMMENT ON FUNCTION fencing.guard() IS
   'Statement trigger on protected tables: enters the transaction at fencing.term (taking the fence lock, advancing the mark when the term is newer and fencing.resource names the resource), honours audited break-glass, or rejects (FL001/FL002/...) and audits via dblink.';
 
+COMMENT ON FUNCTION fencing.begin_write(text, bigint, text, integer, integer, integer) IS
+  'The fenced writer''s first statement: sets the transaction''s timeouts and fencing settings (local to it), records the transaction, returns the resource''s mark (NULL: unknown resource). FL014 unless READ COMMITTED, READ WRITE; FL003 on bad input.';
+COMMENT ON FUNCTION fencing.check_writers_transaction() IS
+  'Sent with the fenced writer''s COMMIT: FL013 unless the transaction is the one fencing.begin_write began.';
+
 REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA fencing FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION fencing.guard_implementation() TO fencing_app, fencing_auditor, fencing_admin;
+GRANT EXECUTE ON FUNCTION fencing.begin_write(text, bigint, text, integer, integer, integer),
+  fencing.check_writers_transaction() TO fencing_app;

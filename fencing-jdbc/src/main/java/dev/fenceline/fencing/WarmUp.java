@@ -82,8 +82,8 @@ final class WarmUp {
         try (Statement st = c.createStatement()) {
             st.execute("CREATE TEMPORARY TABLE fencing_warm_up (id bigint, note text, fencing_term bigint)"
                     + " ON COMMIT DROP");
-            // the check the writer sends with its COMMIT (compiled here; it passes: this is the transaction's start)
-            st.execute("SELECT fencing.check_writers_transaction(pg_catalog.transaction_timestamp())");
+            // the check the writer sends with its COMMIT (it passes: begin_write began this transaction)
+            st.execute("SELECT fencing.check_writers_transaction()");
         }
         Connection previous = current.bind(c);
         try {

@@ -6,7 +6,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.time.OffsetDateTime;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
@@ -26,9 +25,9 @@ import org.slf4j.LoggerFactory;
  * {@code dev.fenceline.fencing} for the invariants.
  *
  * <p>One mode, and no fence state in Java or on a server session: nothing entered outlives a transaction. Every
- * transaction is: the writer's first statement ({@link #firstStatement(FencedWriterConfig)}, one message: it sets the transaction's
- * isolation, access mode, timeouts and fencing settings, all local to the transaction, reads its start and the mark),
- * the work, and the writer's COMMIT behind {@code fencing.check_writers_transaction} (one message). The guard on the
+ * transaction is: the writer's first statement ({@link #BEGIN_WRITE}: it sets the transaction's timeouts and fencing
+ * settings, all local to the transaction, records the transaction and reads the mark), the work, and the writer's
+ * COMMIT behind {@code fencing.check_writers_transaction} (one message). The guard on the
  * protected tables enters the transaction at the work's first write to one of them, advancing the mark when the term
  * is newer; the decision is always PostgreSQL's. The only cache is which tables are protected for which resource, a
  * check of the caller's {@link WriteDescription}, not of the fence.
@@ -42,43 +41,39 @@ final class WriterEngine {
     private static final int ENTER_ATTEMPTS = 16;
 
     /**
-     * The writer's first statement in every transaction, one message (pgjdbc sends BEGIN, the SET and the SELECT
-     * before one Sync: one round trip). {@code SET TRANSACTION} is the transaction's first command, so it applies to
-     * this transaction only; every {@code set_config(..., true)} ends with it too, so nothing is left on the server
-     * session, whoever uses it next. Each value replaces one that another client (of a pooler, or earlier code on the
-     * same connection) may have left on the server session, and that would otherwise count for this transaction:
+     * The writer's first statement in every transaction: {@code fencing.begin_write} (pgjdbc sends BEGIN with it, one
+     * round trip). It sets, each local to the transaction (so nothing is left on the server session, whoever uses it
+     * next), values that replace what another client (of a pooler, or earlier code on the same connection) may have
+     * left on the server session and that would otherwise count for this transaction:
      * <ul>
-     *   <li>READ COMMITTED: the guard reads the mark with a snapshot taken after its lock was granted, which a stricter
-     *       {@code default_transaction_isolation} (whose snapshot is taken at the transaction's first statement)
-     *       would not give; READ WRITE: a {@code default_transaction_read_only} would refuse the work's writes;</li>
-     *   <li>{@code statement_timeout} and {@code lock_timeout}: the writer's ({@link FencedWriterConfig}; 0 = none),
-     *       not whatever a previous client set, each by a {@code SET LOCAL} of its own before the SELECT
-     *       ({@link #timeoutsFirst}): the guard's wait for the fence lock (while an advance holds it), the SELECT's
-     *       own lock on the mark's table and the work's waits on a deposed leader's row locks are bounded by the
-     *       writer's value;</li>
+     *   <li>{@code statement_timeout} and {@code lock_timeout}: the writer's ({@link FencedWriterConfig}; 0 = none):
+     *       the guard's wait for the fence lock (while an advance holds it) and the work's waits on a deposed
+     *       leader's row locks are bounded by the writer's value; the function itself waits for nothing but its read
+     *       of the mark's table, after it has set the lock timeout;</li>
      *   <li>{@code idle_in_transaction_session_timeout}: a leader paused inside the transaction loses it;</li>
      *   <li>{@code fencing.term}, {@code fencing.resource}, {@code fencing.leader_id}: the token's, which the guard
      *       takes for the transaction's (another client's values would make the work stale, or advance the mark to a
      *       term of theirs under another leader id); {@code fencing.break_glass} cleared: the writer's writes are
-     *       always fenced;</li>
-     *   <li>{@code transaction_timestamp()}: identifies this transaction up to the writer's COMMIT
-     *       ({@link #commitIfStillTheWriters});</li>
-     *   <li>the mark: marks only rise, so a mark above the term already read here is certain staleness, rejected
-     *       before the work runs; a missing row is an unknown resource. A mark that rises after this read is the
-     *       guard's to find (FL001 at the work's first write to a protected table).</li>
+     *       always fenced.</li>
      * </ul>
+     * It records the transaction it began ({@link #commitIfStillTheWriters}) and returns the mark: marks only rise,
+     * so a mark above the term is certain staleness, rejected before the work runs; NULL is an unknown resource. A
+     * mark that rises after this read is the guard's to find (FL001 at the work's first write to a protected table).
+     *
+     * <p>The transaction must be READ COMMITTED, READ WRITE (the work's contract; a {@code default_transaction_read_only}
+     * would refuse its writes). Isolation and access mode can only be set before a transaction's first query, so
+     * the function checks them and refuses (FL014) when a default left on the session says otherwise. The statement
+     * itself runs under the timeouts the session carries (it sets the writer's for the statements after it). Either
+     * way the writer rolls back and from then on begins every transaction with {@link #explicitStart}
+     * ({@link #beginWrite}): three utility statements more, paid only where such settings exist.
      */
-    static String firstStatement(FencedWriterConfig config) {
-        return timeoutsFirst(config)
-            + " SELECT set_config('idle_in_transaction_session_timeout', ?, true),"
-            + " set_config('fencing.term', ?, true), set_config('fencing.resource', ?, true),"
-            + " set_config('fencing.leader_id', ?, true), set_config('fencing.break_glass', '', true),"
-            + " pg_catalog.transaction_timestamp(),"
-            + " (SELECT m.highest_accepted FROM fencing.high_water_mark m WHERE m.resource = ?)";
-    }
+    private static final String BEGIN_WRITE = "SELECT fencing.begin_write(?, ?, ?, ?, ?, ?)";
+
+    /** Set once a transaction of this writer had its first statement spoiled by a server session's settings. */
+    private volatile boolean explicitStartFirst;
 
     /**
-     * {@link FencedWriter#enter}: the same isolation, access mode and timeouts as {@link #firstStatement(FencedWriterConfig)} (the
+     * {@link FencedWriter#enter}: the same isolation, access mode and timeouts as {@link #BEGIN_WRITE} (the
      * entering waits for the fence lock, bounded by the writer's lock timeout), then {@code fencing.enter()}, which
      * enters this transaction and advances the mark when the term is newer; committed, so the advance (and the
      * termination of older terms' transactions it made) takes effect now.
@@ -89,11 +84,12 @@ final class WriterEngine {
     }
 
     /**
-     * The commands before the writer's SELECT: isolation and access mode, then the statement and lock timeouts as
-     * utility statements of their own. PostgreSQL arms a statement's timeout when the statement starts, and the
-     * SELECT locks the mark's table while it is parsed, before any set_config in it runs: values another client left
-     * would count for it. The values are the writer's configured durations written into the text (a utility
-     * statement takes no parameters): whole milliseconds, so nothing else can reach the text.
+     * The commands before {@link FencedWriter#enter}'s SELECT (and before {@link #BEGIN_WRITE} once a session's
+     * settings spoiled it): isolation and access mode, then the statement and lock timeouts as utility statements of
+     * their own. PostgreSQL arms a statement's timeout when the statement starts, and
+     * the advance waits for locks: values another client left would count for it. The values are the writer's
+     * configured durations written into the text (a utility statement takes no parameters): whole milliseconds, so
+     * nothing else can reach the text.
      */
     private static String timeoutsFirst(FencedWriterConfig config) {
         return "SET TRANSACTION ISOLATION LEVEL READ COMMITTED, READ WRITE;"
@@ -105,9 +101,10 @@ final class WriterEngine {
 
     private final DataSource dataSource;
     private final FencedWriterConfig config;
-    /** {@link #firstStatement} and {@link #enterStatement} for this writer's statement timeout. */
-    private final String firstStatement;
+    /** {@link #enterStatement} for this writer's timeouts. */
     private final String enterStatement;
+    /** Isolation, access mode and the writer's statement and lock timeouts, each a utility statement of its own. */
+    private final String explicitStart;
     /** "resource\0table" known to be protected for that resource. */
     private final Map<String, Boolean> protectedTables = new ConcurrentHashMap<>();
     /** One jOOQ context for all transactions; its connection is the current thread's fenced connection. */
@@ -118,8 +115,8 @@ final class WriterEngine {
     WriterEngine(DataSource dataSource, FencedWriterConfig config) {
         this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
         this.config = Objects.requireNonNull(config, "config");
-        this.firstStatement = firstStatement(config);
         this.enterStatement = enterStatement(config);
+        this.explicitStart = timeoutsFirst(config);
     }
 
     FencedWriterConfig config() {
@@ -231,8 +228,8 @@ final class WriterEngine {
                 c.setAutoCommit(false);
                 try {
                     // the writer's own first statement, as every transaction sends it (it reads the mark too)
-                    FirstStatement first = firstStatement(c, token);
-                    WarmUp.run(c, workDsl, current, token, first.mark);
+                    Long mark = beginWrite(c, token);
+                    WarmUp.run(c, workDsl, current, token, mark);
                 } finally {
                     rollbackQuietly(c);
                     resetAutoCommit(c);
@@ -345,11 +342,10 @@ final class WriterEngine {
         try {
             try {
                 c.setAutoCommit(false);
-                // The writer's own first statement begins the transaction (pgjdbc sends BEGIN with it) and reads its
-                // start, which identifies it on this backend until the writer's COMMIT (commitIfStillTheWriters).
-                OffsetDateTime started;
+                // The writer's own first statement begins the transaction (pgjdbc sends BEGIN with it) and records
+                // it on the server until the writer's COMMIT (commitIfStillTheWriters).
                 try {
-                    started = begin(c, token);
+                    begin(c, token);
                 } catch (SQLException e) {
                     if (mayRetry && isConnectionFailure(e)) {
                         throw new DeadBeforeWork(e);
@@ -365,7 +361,7 @@ final class WriterEngine {
                 }
                 checkStillTheWritersTransaction(c, token);
                 committing = true;
-                commitIfStillTheWriters(c, started);
+                commitIfStillTheWriters(c);
                 return result;
             } catch (DeadBeforeWork dead) {
                 throw dead;
@@ -427,54 +423,76 @@ final class WriterEngine {
     }
 
     /**
-     * The writer's COMMIT, sent in one message after {@code fencing.check_writers_transaction(started)}: the server
-     * runs the COMMIT only if the transaction's start is still the one the writer's first statement read, i.e. if the
-     * work did not end the writer's transaction and go on in another (COMMIT AND CHAIN, or COMMIT then more SQL,
-     * through the connection view or the one jOOQ hands out). Otherwise FL013 and nothing more is committed
+     * The writer's COMMIT, sent in one message after {@code fencing.check_writers_transaction()}: the server runs the
+     * COMMIT only if the transaction is still the one {@code fencing.begin_write} began, i.e. if the work did not end
+     * the writer's transaction and go on in another (COMMIT AND CHAIN, or COMMIT then more SQL, through the connection
+     * view or the one jOOQ hands out, or a procedure that commits). Otherwise FL013 and nothing more is committed
      * ({@link #translate} says what the work may have committed itself). One round trip, like a plain COMMIT: pgjdbc
      * sends both statements before one Sync, and the server skips the rest after an error.
      */
-    private static void commitIfStillTheWriters(Connection c, OffsetDateTime started) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT fencing.check_writers_transaction(?); COMMIT")) {
-            ps.setObject(1, started);
+    private static void commitIfStillTheWriters(Connection c) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT fencing.check_writers_transaction(); COMMIT")) {
             ps.execute();
         }
     }
 
-    /** What {@link #firstStatement(FencedWriterConfig)} read: the transaction's start, and the mark (null: resource not registered). */
-    private record FirstStatement(OffsetDateTime started, Long mark) {
+    /**
+     * Sends {@link #BEGIN_WRITE} for {@code token} on {@code c}, which must not be in a transaction yet; returns the
+     * mark (null: resource not registered). When what the server session carries spoils that statement — a default
+     * making the transaction other than READ COMMITTED, READ WRITE (FL014), or a statement or lock timeout that
+     * cancels it before it has set the writer's own (57014, 55P03) — the transaction is rolled back (nothing was
+     * done in it) and begun again with {@link #explicitStart} first, as are all later ones of this writer.
+     */
+    private Long beginWrite(Connection c, FencingToken token) throws SQLException {
+        if (!explicitStartFirst) {
+            try {
+                return beginWrite(c, token, BEGIN_WRITE);
+            } catch (SQLException e) {
+                if (!SPOILED_BY_SESSION.contains(e.getSQLState())) {
+                    throw e;
+                }
+                log.info("the server session's settings spoiled the writer's first statement ({}: {}); the writer now"
+                        + " begins every transaction with SET TRANSACTION and SET LOCAL of its timeouts",
+                        e.getSQLState(), e.getMessage());
+                explicitStartFirst = true;
+                c.rollback();
+            }
+        }
+        return beginWrite(c, token, explicitStart + " " + BEGIN_WRITE);
     }
 
-    /** Sends {@link #firstStatement(FencedWriterConfig)} for {@code token} on {@code c}, which must not be in a transaction yet. */
-    private FirstStatement firstStatement(Connection c, FencingToken token) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(firstStatement)) {
-            ps.setString(1, millis(config.idleInTransactionSessionTimeout()));
-            ps.setString(2, Long.toString(token.term()));
-            ps.setString(3, token.resource());
-            ps.setString(4, token.leaderId() == null ? "" : token.leaderId());
-            ps.setString(5, token.resource());
-            try (ResultSet rs = selectAfterSet(ps, "the writer's first statement")) {
-                OffsetDateTime started = rs.getObject(6, OffsetDateTime.class);
-                long mark = rs.getLong(7);
-                return new FirstStatement(started, rs.wasNull() ? null : mark);
+    /** What a server session's leftover settings can make of {@link #BEGIN_WRITE}: see {@link #beginWrite}. */
+    private static final java.util.Set<String> SPOILED_BY_SESSION = java.util.Set.of("FL014", "57014", "55P03");
+
+    private Long beginWrite(Connection c, FencingToken token, String sql) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setString(1, token.resource());
+            ps.setLong(2, token.term());
+            ps.setString(3, token.leaderId());
+            ps.setInt(4, (int) config.statementTimeout().toMillis());
+            ps.setInt(5, (int) config.lockTimeout().toMillis());
+            ps.setInt(6, (int) config.idleInTransactionSessionTimeout().toMillis());
+            try (ResultSet rs = selectAfterSet(ps, "fencing.begin_write")) {
+                long mark = rs.getLong(1);
+                return rs.wasNull() ? null : mark;
             }
         }
     }
 
     /**
-     * Begins the transaction with {@link #firstStatement(FencedWriterConfig)}; returns its start. A mark above the token's term is
-     * certain staleness (marks only rise): {@link StaleEntering}, rolled back and audited by the caller. No mark row:
-     * {@link UnknownResourceException}. A mark below the term is advanced here, before the work.
+     * Begins the transaction with {@link #BEGIN_WRITE}. A mark above the token's term is certain staleness (marks only
+     * rise): {@link StaleEntering}, rolled back and audited by the caller. No mark row: {@link UnknownResourceException}.
+     * A mark below the term is advanced here, before the work.
      */
-    private OffsetDateTime begin(Connection c, FencingToken token) throws SQLException {
-        FirstStatement first = firstStatement(c, token);
-        if (first.mark == null) {
+    private void begin(Connection c, FencingToken token) throws SQLException {
+        Long first = beginWrite(c, token);
+        if (first == null) {
             throw new UnknownResourceException(token.resource(), null);
         }
-        if (first.mark > token.term()) {
-            throw new StaleEntering(first.mark);
+        if (first > token.term()) {
+            throw new StaleEntering(first);
         }
-        if (first.mark < token.term()) {
+        if (first < token.term()) {
             // A new term: advance before the work, holding nothing yet. Left to the work's first write, the guard
             // would hold the shared fence lock while advancing, and an advance ends every other holder: two
             // transactions of the new leader would end each other.
@@ -491,7 +509,6 @@ final class WriterEngine {
                 }
             }
         }
-        return first.started;
     }
 
     /**

@@ -27,17 +27,20 @@
  * <h2>What the Java side adds</h2>
  * The {@link dev.fenceline.fencing.FencedWriter} keeps no fence state, in Java or on a server session. Every
  * transaction it runs starts with one statement of its own, sent with the transaction's BEGIN in one round trip:
- * {@code SET TRANSACTION ISOLATION LEVEL READ COMMITTED, READ WRITE} and a {@code SELECT} that sets, with
- * {@code set_config(..., true)} (for this transaction only), {@code lock_timeout},
+ * {@code SELECT fencing.begin_write(...)}, which sets for this transaction only {@code lock_timeout},
  * {@code idle_in_transaction_session_timeout}, {@code statement_timeout}, {@code fencing.term},
- * {@code fencing.resource}, {@code fencing.leader_id} and {@code fencing.break_glass} (cleared), and reads the
- * transaction's start and the mark. Each of these is set locally because a server session may carry values another
+ * {@code fencing.resource}, {@code fencing.leader_id} and {@code fencing.break_glass} (cleared), records the
+ * transaction and returns the mark. Each of these is set locally because a server session may carry values another
  * client left on it (behind a pooler, or earlier code on a pooled connection), and they would otherwise count for this
  * transaction; and set locally, none of them stays behind for whoever uses the session next:
  * <ul>
- *   <li>READ COMMITTED, because the guard's read of the mark must use a snapshot taken after its lock was granted,
- *       which a stricter isolation (one snapshot from the transaction's first statement) does not give; READ WRITE,
- *       because a read-only default would refuse the work's writes and the advance;</li>
+ *   <li>READ COMMITTED, READ WRITE: the work's contract (a read-only default would refuse the work's writes and the
+ *       advance). They can only be set before a transaction's first query, so {@code begin_write} checks them and
+ *       refuses (FL014) a transaction that a session default made otherwise. That statement itself runs under the
+ *       session's timeouts, and a very short one left there cancels it (57014, 55P03). In either case the writer
+ *       rolls back (nothing was done) and from then on begins every transaction with
+ *       {@code SET TRANSACTION ISOLATION LEVEL READ COMMITTED, READ WRITE} and {@code SET LOCAL} of its statement and
+ *       lock timeouts, each a statement of its own, before {@code begin_write};</li>
  *   <li>the three timeouts, so that the waits of the transaction (for the fence lock, on a deposed leader's row locks,
  *       a leader paused inside it) are bounded by the writer's configuration, not by what the session carries;</li>
  *   <li>the fencing settings, so that the guard takes the token's term, resource and leader id for the transaction's,
@@ -46,8 +49,8 @@
  *       audited, {@link dev.fenceline.fencing.StaleTermException}) before the work runs. A mark that rises later is
  *       found by the guard at the work's first write. The writer enters nothing itself: the guard does.</li>
  * </ul>
- * The writer's COMMIT is sent behind {@code fencing.check_writers_transaction(start)} in one message, so it commits
- * only the transaction that statement began: work that ended the transaction itself and went on in another commits
+ * The writer's COMMIT is sent behind {@code fencing.check_writers_transaction()} in one message, so it commits
+ * only the transaction {@code begin_write} began: work that ended the transaction itself and went on in another commits
  * nothing more through the writer (and that other transaction has no term, so its writes to protected tables are
  * rejected). Rejections are audited by the writer in a separate transaction ({@code fencing.record_rejection}),
  * because the rejected transaction's own writes are rolled back; the guard's rejections are audited by the guard via
