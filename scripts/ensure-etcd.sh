@@ -14,7 +14,7 @@ fi
 echo "fenceline: installing etcd-server and etcd-client (Debian packages)..." >&2
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq >&2
-apt-get install -y -qq etcd-server etcd-client >&2
+apt-get install -y -qq --no-install-recommends etcd-server etcd-client >&2
 # Debian's package may start its own etcd unit on the default ports; ours pick free ports, but do not leave that
 # daemon behind either. Stop only that unit, through its service manager: never signal processes by name, since
 # other etcd processes on this machine (someone's test cluster, a production member) are not ours to stop.

@@ -33,7 +33,7 @@ if [ "${EUID:-$(id -u)}" -ne 0 ]; then
 fi
 echo "fenceline: installing pgbouncer (Debian package)..." >&2
 export DEBIAN_FRONTEND=noninteractive
-apt-get install -y -qq pgbouncer >&2 || { apt-get update -qq >&2 && apt-get install -y -qq pgbouncer >&2; }
+apt-get install -y -qq --no-install-recommends pgbouncer >&2 || { apt-get update -qq >&2 && apt-get install -y -qq --no-install-recommends pgbouncer >&2; }
 # The package may start a system-wide PgBouncer on port 6432. The tests start their own on free ports and do not
 # need it; stop that service only, through its own unit or init script (which find it by its pid file), and
 # never by process name: other people's poolers on this machine are not ours to stop.

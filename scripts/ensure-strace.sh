@@ -7,7 +7,7 @@ command -v strace >/dev/null 2>&1 && exit 0
 if [ "${EUID:-$(id -u)}" -eq 0 ]; then
   echo "fenceline: installing strace (Debian package) for the stalled-etcd-leader test..." >&2
   export DEBIAN_FRONTEND=noninteractive
-  apt-get install -y -qq strace >&2 || { apt-get update -qq >&2 && apt-get install -y -qq strace >&2; }
+  apt-get install -y -qq --no-install-recommends strace >&2 || { apt-get update -qq >&2 && apt-get install -y -qq --no-install-recommends strace >&2; }
 else
   echo "fenceline: note: strace is not installed; StaleEtcdLeaderRevocationIT will skip" \
        "(an administrator can run: sudo apt-get install -y strace)." >&2

@@ -14,7 +14,7 @@ if [ -z "$have_faketime" ]; then
   if [ "${EUID:-$(id -u)}" -eq 0 ]; then
     echo "fenceline: installing faketime (Debian package) for the fault suite's clock jumps..." >&2
     export DEBIAN_FRONTEND=noninteractive
-    apt-get install -y -qq faketime >&2 || { apt-get update -qq >&2 && apt-get install -y -qq faketime >&2; }
+    apt-get install -y -qq --no-install-recommends faketime >&2 || { apt-get update -qq >&2 && apt-get install -y -qq --no-install-recommends faketime >&2; }
   else
     echo "fenceline: note: libfaketime is not installed; the fault suite will skip clock jumps" \
          "(an administrator can run: sudo apt-get install -y faketime)." >&2
