@@ -43,7 +43,20 @@ public interface ElectionSession extends AutoCloseable {
   ElectionConfig config();
 
   /**
-   * Closes every election (each held term stops being valid first, listeners hear CLOSED), then revokes the
+   * Registers {@code dependent} (typically a task running on this session's elections) to be closed before this
+   * session closes its elections and revokes its lease, whoever closes the session: {@link #close()} or the session's
+   * shutdown hook ({@link ElectionConfig#closeOnShutdown()}), which the JVM runs concurrently with every other hook.
+   * A task can so finish its current run and resign while its term is still valid, whatever order the hooks run in.
+   * Dependents are closed one at a time, newest first, on the closing thread; one that throws is logged and the next
+   * closed. Returns the action that unregisters it (idempotent), for a dependent closed on its own.
+   *
+   * @throws ElectionException if the session is already closed
+   */
+  Runnable closeFirst(AutoCloseable dependent);
+
+  /**
+   * Closes the dependents registered with {@link #closeFirst}, then every election (each held term stops being valid
+   * first, listeners hear CLOSED), then revokes the
    * lease, which deletes all of this session's leader records in one request so waiting candidates take
    * over at once, then closes the client. Bounded by about three call timeouts. Idempotent. If the revoke
    * fails the records expire with the lease after the TTL.

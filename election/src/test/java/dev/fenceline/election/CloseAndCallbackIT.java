@@ -42,6 +42,32 @@ class CloseAndCallbackIT {
         .closeOnShutdown(false).meterRegistry(new SimpleMeterRegistry());
   }
 
+  @Test
+  void closingTheSessionClosesItsDependentsNewestFirstWhileTheirTermIsStillValid() throws Exception {
+    String name = "dependents-" + SEQ.incrementAndGet();
+    List<String> order = new java.util.concurrent.CopyOnWriteArrayList<>();
+    ElectionSession s = ElectionSession.open(config().build());
+    LeaderElection e = s.election(name, "c");
+    e.start();
+    await().atMost(Duration.ofSeconds(10)).until(() -> e.state() == LeadershipState.LEADER);
+    Leadership held = e.leadership().orElseThrow();
+    s.closeFirst(() -> order.add("first registered, valid=" + held.isValidNow()));
+    s.closeFirst(() -> {
+      order.add("second registered, valid=" + held.isValidNow());
+      throw new IllegalStateException("a dependent that fails to close");
+    });
+    Runnable unregister = s.closeFirst(() -> order.add("unregistered"));
+    unregister.run();
+    unregister.run();   // idempotent
+
+    s.close();
+
+    assertThat(order).containsExactly("second registered, valid=true", "first registered, valid=true");
+    assertThat(held.isValidNow()).isFalse();
+    assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> s.closeFirst(() -> { })))
+        .isInstanceOf(ElectionException.class).hasMessageContaining("after the session was closed");
+  }
+
   /**
    * With a 10 ms call timeout many campaigns end "outcome unknown" and some of those committed. Closing the
    * election must not leave such a record on the session's lease (which the open session keeps renewing:

@@ -55,6 +55,8 @@ public final class LeaderTask implements AutoCloseable {
 
     private final LeaderElection election;
     private final ElectionSession session;
+    /** Undoes {@link ElectionSession#closeFirst} once this task has closed on its own. */
+    private volatile Runnable unregisterFromSession = () -> { };
     private final FencedWriter writer;
     private final String resource;
     private final TaskWork<Object> work;
@@ -124,6 +126,9 @@ public final class LeaderTask implements AutoCloseable {
             if (started) {
                 throw new IllegalStateException("start() called twice");
             }
+            // Closed before the session's elections and lease, by whoever closes the session (its shutdown hook
+            // included): the current run finishes under a valid term, whatever order the JVM runs its hooks in.
+            unregisterFromSession = session.closeFirst(this);
             started = true;
         } finally {
             lock.unlock();
@@ -134,8 +139,9 @@ public final class LeaderTask implements AutoCloseable {
     /**
      * Graceful handover: no new run starts; the current run may finish (at most
      * {@link LeaderTaskConfig#handoverTimeout()}, then its thread is interrupted); then the term is resigned so a
-     * waiting candidate takes over within milliseconds, and the election handle is closed. Idempotent. Called from a
-     * listener or from the work (the task's own thread) it does not wait.
+     * waiting candidate takes over within milliseconds, and the election handle is closed. Idempotent; a second caller
+     * waits like the first. Called from a listener or from the work (the task's own thread) it does not wait. Closing
+     * the task's {@link ElectionSession} (or its shutdown hook) closes the task this way first.
      */
     @Override
     public void close() {
@@ -159,6 +165,15 @@ public final class LeaderTask implements AutoCloseable {
         if (Thread.currentThread() == thread) {
             return;
         }
+        try {
+            awaitHandover();
+        } finally {
+            unregisterFromSession.run();
+        }
+    }
+
+    /** Waits for the task's thread to finish its run and resign (interrupting a run past handoverTimeout). */
+    private void awaitHandover() {
         try {
             long deadline = nanoClock.getAsLong() + config.handoverTimeout().toNanos();
             lock.lock();

@@ -342,6 +342,57 @@ class LeaderTaskIT {
         assertThat(count("SELECT count(*) FROM fencing.rejected_write WHERE resource = '" + resource + "'")).isZero();
     }
 
+    /**
+     * The order a JVM may run its shutdown hooks in: the election session's own hook (or any code closing the session)
+     * before the task's. The session closes the task first, so the run open at that moment finishes and commits under
+     * its still valid term, and only then does the session resign and revoke.
+     */
+    @Test
+    void closingTheSessionFirstLetsTheCurrentRunFinishAndCommitBeforeTheTermEnds() throws Exception {
+        String resource = "session-first";
+        protect(resource);
+        AtomicBoolean holdNextRun = new AtomicBoolean();
+        CountDownLatch inside = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        Node a = new Node("a");
+        a.start(resource, TaskWork.of(ctx -> {
+            ctx.insertInto(entryOf(resource)).set(RESOURCE, resource).set(TERM, ctx.term()).set(WORKER, "a").execute();
+            if (holdNextRun.getAndSet(false)) {
+                inside.countDown();
+                release.await(30, TimeUnit.SECONDS);
+            }
+            return 1;
+        }));
+        await().atMost(Duration.ofSeconds(20)).until(() -> a.committed() >= 1);
+        Node b = new Node("b");
+        b.start(resource, b.inserting(resource));
+        await().atMost(Duration.ofSeconds(10)).until(() -> b.task.election().state() == LeadershipState.FOLLOWER);
+        long aTerm = a.task.health().term();
+
+        holdNextRun.set(true);
+        assertThat(inside.await(20, TimeUnit.SECONDS)).isTrue();
+        long closeStarted = System.nanoTime();
+        CompletableFuture<Void> closingSession = CompletableFuture.runAsync(a.session::close);
+        await().atMost(Duration.ofSeconds(5)).until(() -> a.task.health().phase() == TaskPhase.STOPPING
+                || a.task.health().phase() == TaskPhase.STOPPED);
+        assertThat(b.task.election().state()).as("a still holds its term while its run is open")
+                .isEqualTo(LeadershipState.FOLLOWER);
+        assertThat(a.task.health().valid()).as("a's term is still valid while its run is open").isTrue();
+        assertThat(closingSession).isNotDone();
+        release.countDown();
+
+        assertThat(closingSession).succeedsWithin(Duration.ofSeconds(20));
+        await().atMost(Duration.ofSeconds(10)).until(() -> b.committed() >= 1);
+        System.out.println("session close() to the second task's first commit: "
+                + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - closeStarted) + " ms (not asserted)");
+        assertThat(a.task.health().phase()).isEqualTo(TaskPhase.STOPPED);
+        assertThat(a.task.health().lastRun().outcome()).as("the run open when the session was closed committed")
+                .isEqualTo(RunOutcome.COMMITTED);
+        assertThat(b.task.health().term()).isGreaterThan(aTerm);
+        assertThat(count("SELECT count(*) FROM fencing.rejected_write WHERE resource = '" + resource + "'")).isZero();
+        a.task.close();   // idempotent: already closed by the session
+    }
+
     private void sql(String... statements) {
         try (Connection c = DriverManager.getConnection(db.jdbcUrl(), db.user(), db.password());
              Statement s = c.createStatement()) {

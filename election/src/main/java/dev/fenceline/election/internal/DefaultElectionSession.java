@@ -56,6 +56,8 @@ public final class DefaultElectionSession implements ElectionSession {
   private final LeaseKeeper keeper;
   private final ConcurrentMap<String, DefaultLeaderElection> elections = new ConcurrentHashMap<>();
   private final AtomicBoolean closed = new AtomicBoolean();
+  /** {@link #closeFirst}: closed before the elections, newest first. */
+  private final java.util.Deque<AutoCloseable> dependents = new java.util.concurrent.ConcurrentLinkedDeque<>();
   private volatile boolean crashed;
   private final Object watchLock = new Object();
   private Watch.Watcher watcher;
@@ -558,6 +560,30 @@ public final class DefaultElectionSession implements ElectionSession {
   // ------------------------------------------------------------------ lifecycle
 
   @Override
+  public Runnable closeFirst(AutoCloseable dependent) {
+    if (dependent == null) {
+      throw new ElectionException("closeFirst(dependent): dependent must not be null");
+    }
+    if (closed.get()) {
+      throw new ElectionException("closeFirst() called after the session was closed");
+    }
+    dependents.push(dependent);
+    return () -> dependents.removeFirstOccurrence(dependent);
+  }
+
+  /** While the lease and the elections still hold: each dependent may still finish work under its term. */
+  private void closeDependents() {
+    AutoCloseable d;
+    while ((d = dependents.poll()) != null) {
+      try {
+        d.close();
+      } catch (Exception e) {
+        log.warn("closing {} before the election session failed; closing the session anyway", d, e);
+      }
+    }
+  }
+
+  @Override
   public void close() {
     if (!closed.compareAndSet(false, true)) {
       return;
@@ -581,12 +607,15 @@ public final class DefaultElectionSession implements ElectionSession {
         // called from the hook itself
       }
     }
+    closeDependents();
     closeElectionsAndLease();
   }
 
   private void closeFromHook() {
     if (closed.compareAndSet(false, true)) {
-      log.info("JVM shutdown: resigning all elections and revoking lease={}", leaseId());
+      log.info("JVM shutdown: closing {} dependent(s), then resigning all elections and revoking lease={}",
+          dependents.size(), leaseId());
+      closeDependents();
       closeElectionsAndLease();
     }
   }
