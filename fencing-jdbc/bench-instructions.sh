@@ -10,17 +10,17 @@
 #   raw writer                 `SET LOCAL fencing.term = '7'` then the work on the protected tables (the guard enters
 #                              the transaction at its first firing), native guard and PL/pgSQL guard
 #                              (fencing.use_native_guard(path) / use_plpgsql_guard());
-#   library writer             FencedWriter's transaction (WriterEngine.FIRST_STATEMENT and the COMMIT): its first statement
-#                              (SET TRANSACTION ISOLATION LEVEL READ COMMITTED, READ WRITE; SELECT set_config(...) x 7,
-#                              transaction_timestamp(), the mark's read), the work, then
-#                              `SELECT fencing.check_writers_transaction(start); COMMIT`; native and PL/pgSQL guard;
+#   library writer             FencedWriter's transaction: its first statement `SELECT fencing.begin_write(...)`, the
+#                              work, then `SELECT fencing.check_writers_transaction(); COMMIT` (on a version without
+#                              begin_write, the SQL the writer sent then: SET TRANSACTION and a SELECT of seven
+#                              set_config calls, the start and the mark; the check with the start); native and PL/pgSQL;
 # for a single-row UPDATE, a 100-row INSERT and 100 single-row INSERTs, all as prepared statements (a direct
 # connection in its steady state); and, single-row, with nothing prepared (what a pgjdbc client sends through PgBouncer
 # in transaction mode: every statement parsed and planned each time). Per transaction = (count at 600 - count at 100)
 # / 500 (100 single-row INSERTs: 60 and 10), each run from the same copy of the cluster, so start-up cancels out.
 # The same SQL runs on every version (a version before the new fence enters per transaction through its guard too).
 #
-# Usage: fencing-jdbc/bench-instructions.sh [REV|DIR ...]
+# Usage: [BENCH_KINDS='single batch statements'] fencing-jdbc/bench-instructions.sh [REV|DIR ...]
 #   REV  a git revision of this repository (read with git archive); DIR a repository root or a migrations folder
 #        (.../db/fencing, its native guard in .../migrations/native). One table row per version, e.g.
 #        fencing-jdbc/bench-instructions.sh 622e04c .      (before and after side by side; ~6 to 8 min per
@@ -57,7 +57,7 @@ trap 'exit 143' TERM   # so that an interrupted run still cleans up (through the
 
 term=7; leader=bench-leader
 values=$(seq 1 100 | awk '{printf "%s(%d, %d)", (NR > 1 ? ", " : ""), $1, $1}')
-# FencedWriter's first statement (WriterEngine.FIRST_STATEMENT): SET TRANSACTION, then one SELECT with 7 parameters.
+# The writer's first statement before fencing.begin_write existed: SET TRANSACTION, then one SELECT with 7 parameters.
 first_select='SELECT set_config('"'"'lock_timeout'"'"', $1, true), set_config('"'"'idle_in_transaction_session_timeout'"'"', $2, true),'
 first_select+=' set_config('"'"'statement_timeout'"'"', $3, true), set_config('"'"'fencing.term'"'"', $4, true),'
 first_select+=' set_config('"'"'fencing.resource'"'"', $5, true), set_config('"'"'fencing.leader_id'"'"', $6, true),'
@@ -83,7 +83,10 @@ script() {   # kind variant transactions lib
   echo "PREPARE u(int) AS UPDATE account_$table SET balance = balance + 1 WHERE id = \$1;"
   echo "PREPARE b AS INSERT INTO entry_$table (account, amount) VALUES $values;"
   echo "PREPARE s(int) AS INSERT INTO entry_$table (account, amount) VALUES (\$1, \$1);"
-  if [[ "$2" == writer_* ]]; then
+  if [[ "$2" == writer_* ]] && [ "$5" = begin_write ]; then
+    echo "PREPARE w(text, bigint, text, int, int, int) AS SELECT fencing.begin_write(\$1, \$2, \$3, \$4, \$5, \$6);"
+    echo "PREPARE c AS SELECT fencing.check_writers_transaction();"
+  elif [[ "$2" == writer_* ]]; then
     echo "PREPARE w(text, text, text, text, text, text, text) AS $first_select;"
     echo "PREPARE c(timestamptz) AS SELECT fencing.check_writers_transaction(\$1);"
   fi
@@ -91,9 +94,11 @@ script() {   # kind variant transactions lib
   for i in $(seq 1 "$3"); do
     id=$(( (i * 7919) % 10000 + 1 ))
     echo "BEGIN;"
-    case "$2" in
-      setlocal|raw_*) echo "SET LOCAL fencing.term = '$term';" ;;
-      settx) echo "$set_tx" ;;
+    case "$2:$5" in
+      setlocal:*|raw_*) echo "SET LOCAL fencing.term = '$term';" ;;
+      settx:*) echo "$set_tx" ;;
+      writer_unprep_*:begin_write) echo "SELECT fencing.begin_write('bench', $term, '$leader', 0, 2000, 60000);" ;;
+      writer_*:begin_write) echo "EXECUTE w('bench', $term, '$leader', 0, 2000, 60000);" ;;
       writer_unprep_*) echo "$lit" ;;
       writer_*) echo "$set_tx EXECUTE w($writer_args);" ;;
     esac
@@ -103,9 +108,11 @@ script() {   # kind variant transactions lib
       batch) echo "EXECUTE b;" ;;
       statements) for j in $(seq 1 100); do echo "EXECUTE s($j);"; done ;;
     esac
-    case "$2" in
-      writer_unprep_*) echo "SELECT fencing.check_writers_transaction(pg_catalog.transaction_timestamp()); COMMIT;" ;;
+    case "$2:$5" in
+      writer_unprep_*:begin_write) echo "SELECT fencing.check_writers_transaction(); COMMIT;" ;;
       writer_nocheck_*) echo "COMMIT;" ;;
+      writer_*:begin_write) echo "EXECUTE c; COMMIT;" ;;
+      writer_unprep_*) echo "SELECT fencing.check_writers_transaction(pg_catalog.transaction_timestamp()); COMMIT;" ;;
       writer_*) echo "EXECUTE c(pg_catalog.transaction_timestamp()); COMMIT;" ;;
       *) echo "COMMIT;" ;;
     esac
@@ -156,11 +163,16 @@ SQL
       && { echo "$name/$g: a write at an older term went through: the fence is not in force" >&2; exit 1; }
     case "$out" in *FL001*) ;; *) echo "$name/$g: a write at an older term failed, but not with FL001: $out" >&2; exit 1 ;; esac
   done
+  # The library writer's statements: fencing.begin_write() where the version has it, else the SQL it sent before.
+  local writer=statements
+  [ "$(psql_setup -c "SELECT to_regprocedure('fencing.begin_write(text,bigint,text,integer,integer,integer)') IS NOT NULL")" = t ] \
+    && writer=begin_write
+  side_desc[$name]+=" (library writer: $writer)"
   as_pg "$bindir/pg_ctl" -D "$data" -w stop >/dev/null
 
   count() {   # kind variant transactions -> instructions
     local cg="$work/$name/cg.out"
-    script "$1" "$2" "$3" "$lib" > "$work/$name/in.sql"
+    script "$1" "$2" "$3" "$lib" "$writer" > "$work/$name/in.sql"
     # Every run starts from the same copy of the cluster, so one-off work (a new WAL segment, a relation extension)
     # lands at the same place in every run and cancels out in the difference.
     rm -rf "$work/$name/run" && cp -a "$data" "$work/$name/run"
@@ -172,7 +184,7 @@ SQL
   }
   local kind v lo hi a b variants
   : > "$work/$name/counts"
-  for kind in single batch statements; do
+  for kind in ${BENCH_KINDS:-single batch statements}; do
     lo=100; hi=600
     if [ "$kind" = statements ]; then lo=10; hi=60; fi
     variants="plain setlocal raw_native raw_plpgsql writer_native writer_plpgsql"
@@ -228,7 +240,7 @@ done
 echo
 echo "Where the single-row transaction's added instructions go (prepared, native guard; differences of the counts above):"
 echo
-echo "| version | SET LOCAL fencing.term | guard (raw writer - unfenced - SET LOCAL) | writer's first statement (incl. SET TRANSACTION) | of which SET TRANSACTION as a simple query | check before COMMIT |"
+echo "| version | SET LOCAL fencing.term | guard (raw writer - unfenced - SET LOCAL) | writer's first statement | SET TRANSACTION as a simple query (the writer's only after a session's settings spoiled its first statement) | check before COMMIT |"
 echo "|---|---:|---:|---:|---:|---:|"
 for j in $(seq 1 "$i"); do
   p=$(get "v$j" single plain); sl=$(get "v$j" single setlocal); rn=$(get "v$j" single raw_native)
@@ -238,7 +250,6 @@ for j in $(seq 1 "$i"); do
 done
 echo
 echo "(First statement = library writer without the check - raw writer + SET LOCAL: it takes the SET LOCAL's place, the"
-echo "guard's entering is the same. Its SET TRANSACTION is sent here as a simple query; pgjdbc, once it prepares, sends it"
-echo "prepared: that column is an upper bound of what it costs there.)"
+echo "guard's entering is the same. Versions before fencing.begin_write sent SET TRANSACTION in it, as a simple query here.)"
 echo
 echo "ratio = unfenced / fenced instructions: the throughput ratio of a server that is CPU-bound on these transactions."
