@@ -207,6 +207,62 @@ may_offer_terms(void)
 }
 
 /*
+ * The mark row of fencing.high_water_mark found by an equality probe of one of its unique indexes, read with a
+ * snapshot taken now (after whatever lock the caller took). PROBE_FOUND sets *mark and *holder (leader_id, palloc'd;
+ * NULL when none); PROBE_MISSING_TABLE when the table or the index does not exist (the caller names the problem).
+ */
+typedef enum
+{
+	PROBE_FOUND,
+	PROBE_NO_ROW,
+	PROBE_MISSING_TABLE
+} ProbeResult;
+
+static ProbeResult
+probe_mark(const char *index, const char *column, RegProcedure eq, Datum value, Oid collation,
+		   int64 *mark, char **holder)
+{
+	Oid			nsp = get_namespace_oid("fencing", false);
+	Oid			relid = get_relname_relid("high_water_mark", nsp);
+	Oid			indexid = get_relname_relid(index, nsp);
+	Relation	rel;
+	SysScanDesc scan;
+	ScanKeyData skey;
+	HeapTuple	tuple;
+	Snapshot	snapshot;
+	ProbeResult result = PROBE_NO_ROW;
+
+	if (!OidIsValid(relid) || !OidIsValid(indexid))
+		return PROBE_MISSING_TABLE;
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	rel = table_open(relid, AccessShareLock);
+	/* systable_beginscan takes the heap's column number and maps it to the index's */
+	ScanKeyInit(&skey, get_attnum(relid, column), BTEqualStrategyNumber, eq, value);
+	skey.sk_collation = collation;
+	scan = systable_beginscan(rel, indexid, true, snapshot, 1, &skey);
+	tuple = systable_getnext(scan);
+	if (HeapTupleIsValid(tuple))
+	{
+		TupleDesc	desc = RelationGetDescr(rel);
+		Datum	   *values = palloc(desc->natts * sizeof(Datum));
+		bool	   *nulls = palloc(desc->natts * sizeof(bool));
+
+		/* heap_deform_tuple, not heap_getattr: the inline version differs between minor releases' headers */
+		heap_deform_tuple(tuple, desc, values, nulls);
+		if (!nulls[1])			/* highest_accepted, NOT NULL */
+		{
+			*mark = DatumGetInt64(values[1]);
+			*holder = nulls[2] ? NULL : TextDatumGetCString(values[2]);	/* leader_id */
+			result = PROBE_FOUND;
+		}
+	}
+	systable_endscan(scan);
+	table_close(rel, NoLock);	/* AccessShareLock kept to the end of the transaction, as for any read */
+	UnregisterSnapshot(snapshot);
+	return result;
+}
+
+/*
  * The fence lock, shared, at transaction level (held until the transaction ends, or until this subtransaction rolls
  * back), then the mark row read with a snapshot taken after the lock was granted. True when the mark equals the term
  * and the leader ids agree.
@@ -215,17 +271,11 @@ static bool
 enter_common(int32 key, int64 term, const char *leader)
 {
 	LOCKTAG		tag;
-	Oid			nsp;
-	Oid			relid;
-	Oid			indexid;
-	Relation	rel;
-	SysScanDesc scan;
-	ScanKeyData skey;
-	HeapTuple	tuple;
-	Snapshot	snapshot;
 	bool		accepted = false;
 	bool		newly_locked;
 	int64		mark_seen = -1;
+	int64		mark;
+	char	   *holder;
 
 	/*
 	 * Not granted at once: an advance or a squatter holds or awaits the key. The slow path waits for the one and ends
@@ -235,52 +285,18 @@ enter_common(int32 key, int64 term, const char *leader)
 	if (!lock_for_transaction(&tag, ShareLock, true, &newly_locked))
 		return false;
 
-	nsp = get_namespace_oid("fencing", false);
-	relid = get_relname_relid("high_water_mark", nsp);
-	indexid = get_relname_relid("high_water_mark_lock_key_key", nsp);
-	if (!OidIsValid(relid) || !OidIsValid(indexid))
-		return false;			/* the slow path names the problem */
-
-	snapshot = RegisterSnapshot(GetLatestSnapshot());
-	rel = table_open(relid, AccessShareLock);
-	/* systable_beginscan takes the heap's column number and maps it to the index's */
-	ScanKeyInit(&skey, get_attnum(relid, "lock_key"), BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum((int64) key));
-	scan = systable_beginscan(rel, indexid, true, snapshot, 1, &skey);
-	tuple = systable_getnext(scan);
-	if (HeapTupleIsValid(tuple))
+	switch (probe_mark("high_water_mark_lock_key_key", "lock_key", F_INT8EQ, Int64GetDatum((int64) key), InvalidOid,
+					   &mark, &holder))
 	{
-		TupleDesc	desc = RelationGetDescr(rel);
-		Datum	   *values = palloc(desc->natts * sizeof(Datum));
-		bool	   *nulls = palloc(desc->natts * sizeof(bool));
-		bool		null_mark;
-		bool		null_holder;
-		Datum		mark;
-		Datum		holder;
-
-		/* heap_deform_tuple, not heap_getattr: the inline version differs between minor releases' headers */
-		heap_deform_tuple(tuple, desc, values, nulls);
-		mark = values[1];		/* highest_accepted */
-		null_mark = nulls[1];
-		holder = values[2];		/* leader_id */
-		null_holder = nulls[2];
-		if (!null_mark)
-			mark_seen = DatumGetInt64(mark);
-		if (!null_mark && DatumGetInt64(mark) == term)
-		{
-			if (null_holder || is_empty(leader))
-				accepted = true;
-			else
-			{
-				char	   *h = TextDatumGetCString(holder);
-
-				accepted = strcmp(h, leader) == 0;
-				pfree(h);
-			}
-		}
+		case PROBE_MISSING_TABLE:
+			return false;		/* the slow path names the problem */
+		case PROBE_NO_ROW:
+			break;
+		case PROBE_FOUND:
+			mark_seen = mark;
+			accepted = mark == term && (holder == NULL || is_empty(leader) || strcmp(holder, leader) == 0);
+			break;
 	}
-	systable_endscan(scan);
-	table_close(rel, NoLock);	/* AccessShareLock kept to the end of the transaction, as for any read */
-	UnregisterSnapshot(snapshot);
 
 	/*
 	 * A newer term goes to the slow path to advance: without the shared lock, which nothing was written under yet.
@@ -452,44 +468,23 @@ timeout_argument(FunctionCallInfo fcinfo, int n, const char *name)
 static bool
 read_mark(const char *resource, int64 *mark)
 {
-	Oid			nsp = get_namespace_oid("fencing", false);
-	Oid			relid = get_relname_relid("high_water_mark", nsp);
-	Oid			indexid = get_relname_relid("high_water_mark_pkey", nsp);
-	Relation	rel;
-	SysScanDesc scan;
-	ScanKeyData skey;
-	HeapTuple	tuple;
-	Snapshot	snapshot;
-	bool		found = false;
+	char	   *holder;
 
-	if (!OidIsValid(relid) || !OidIsValid(indexid))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("fencing.begin_write: fencing.high_water_mark or its primary key is missing"),
-				 errhint("Apply the fencing migrations.")));
-	snapshot = RegisterSnapshot(GetLatestSnapshot());
-	rel = table_open(relid, AccessShareLock);
-	ScanKeyInit(&skey, get_attnum(relid, "resource"), BTEqualStrategyNumber, F_TEXTEQ, CStringGetTextDatum(resource));
-	skey.sk_collation = DEFAULT_COLLATION_OID;	/* the column's, and so the index's */
-	scan = systable_beginscan(rel, indexid, true, snapshot, 1, &skey);
-	tuple = systable_getnext(scan);
-	if (HeapTupleIsValid(tuple))
+	switch (probe_mark("high_water_mark_pkey", "resource", F_TEXTEQ, CStringGetTextDatum(resource),
+					   DEFAULT_COLLATION_OID, mark, &holder))
 	{
-		TupleDesc	desc = RelationGetDescr(rel);
-		Datum	   *values = palloc(desc->natts * sizeof(Datum));
-		bool	   *nulls = palloc(desc->natts * sizeof(bool));
-
-		heap_deform_tuple(tuple, desc, values, nulls);
-		if (!nulls[1])			/* highest_accepted, NOT NULL */
-		{
-			*mark = DatumGetInt64(values[1]);
-			found = true;
-		}
+		case PROBE_MISSING_TABLE:
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_TABLE),
+					 errmsg("fencing.begin_write: fencing.high_water_mark or its primary key is missing"),
+					 errhint("Apply the fencing migrations.")));
+			break;
+		case PROBE_NO_ROW:
+			return false;
+		case PROBE_FOUND:
+			break;
 	}
-	systable_endscan(scan);
-	table_close(rel, NoLock);
-	UnregisterSnapshot(snapshot);
-	return found;
+	return true;
 }
 
 Datum

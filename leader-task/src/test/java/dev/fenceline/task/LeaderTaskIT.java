@@ -293,9 +293,12 @@ class LeaderTaskIT {
         assertThat(count("SELECT count(*) FROM fencing.rejected_write WHERE resource = '" + resource + "'")).isZero();
     }
 
-    @Test
-    void closeFinishesTheCurrentRunThenHandsOverToASecondTaskByResigning() throws Exception {
-        String resource = "handover";
+    /** A leader whose current run is held open inside its transaction until {@code release}, and a follower. */
+    private record HeldRun(Node leader, Node follower, CountDownLatch release) {
+    }
+
+    /** Node a leads {@code resource} (protected here) and has committed once; b follows; a's next run is held open. */
+    private HeldRun holdARunOfTheLeader(String resource) throws InterruptedException {
         protect(resource);
         AtomicBoolean holdNextRun = new AtomicBoolean();
         CountDownLatch inside = new CountDownLatch(1);
@@ -313,11 +316,20 @@ class LeaderTaskIT {
         Node b = new Node("b");
         b.start(resource, b.inserting(resource));
         await().atMost(Duration.ofSeconds(10)).until(() -> b.task.election().state() == LeadershipState.FOLLOWER);
+        holdNextRun.set(true);
+        assertThat(inside.await(20, TimeUnit.SECONDS)).as("a's next run is inside its transaction").isTrue();
+        return new HeldRun(a, b, release);
+    }
+
+    @Test
+    void closeFinishesTheCurrentRunThenHandsOverToASecondTaskByResigning() throws Exception {
+        String resource = "handover";
+        HeldRun scene = holdARunOfTheLeader(resource);
+        Node a = scene.leader();
+        Node b = scene.follower();
         long aTerm = a.task.health().term();
         CompletableFuture<LossReason> lost = a.task.election().leadership().orElseThrow().lost();
-
-        holdNextRun.set(true);
-        assertThat(inside.await(20, TimeUnit.SECONDS)).isTrue();
+        CountDownLatch release = scene.release();
         long closeStarted = System.nanoTime();
         CompletableFuture<Void> closing = CompletableFuture.runAsync(a.task::close);
         await().atMost(Duration.ofSeconds(5)).until(() -> a.task.health().phase() == TaskPhase.STOPPING
@@ -350,27 +362,11 @@ class LeaderTaskIT {
     @Test
     void closingTheSessionFirstLetsTheCurrentRunFinishAndCommitBeforeTheTermEnds() throws Exception {
         String resource = "session-first";
-        protect(resource);
-        AtomicBoolean holdNextRun = new AtomicBoolean();
-        CountDownLatch inside = new CountDownLatch(1);
-        CountDownLatch release = new CountDownLatch(1);
-        Node a = new Node("a");
-        a.start(resource, TaskWork.of(ctx -> {
-            ctx.insertInto(entryOf(resource)).set(RESOURCE, resource).set(TERM, ctx.term()).set(WORKER, "a").execute();
-            if (holdNextRun.getAndSet(false)) {
-                inside.countDown();
-                release.await(30, TimeUnit.SECONDS);
-            }
-            return 1;
-        }));
-        await().atMost(Duration.ofSeconds(20)).until(() -> a.committed() >= 1);
-        Node b = new Node("b");
-        b.start(resource, b.inserting(resource));
-        await().atMost(Duration.ofSeconds(10)).until(() -> b.task.election().state() == LeadershipState.FOLLOWER);
+        HeldRun scene = holdARunOfTheLeader(resource);
+        Node a = scene.leader();
+        Node b = scene.follower();
         long aTerm = a.task.health().term();
-
-        holdNextRun.set(true);
-        assertThat(inside.await(20, TimeUnit.SECONDS)).isTrue();
+        CountDownLatch release = scene.release();
         long closeStarted = System.nanoTime();
         CompletableFuture<Void> closingSession = CompletableFuture.runAsync(a.session::close);
         await().atMost(Duration.ofSeconds(5)).until(() -> a.task.health().phase() == TaskPhase.STOPPING
