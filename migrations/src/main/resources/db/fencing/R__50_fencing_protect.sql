@@ -11,6 +11,10 @@
 --    Event triggers need a superuser; without them protect_table() refuses tables that have or can have children
 --    through partitioning (FL006), and fencing.unprotected_children lists any child left unprotected.
 --  * Dropping a protected table removes its row (event trigger fencing_forget_dropped_tables).
+--  * Which operations are fenced is the trigger's own events, nowhere else (fencing.fenced_operations reads them):
+--    INSERT, UPDATE, DELETE by default, or the ones protect_table was given, so that another service may keep
+--    creating rows the leader settles. TRUNCATE is always fenced (it removes every row); an INSERT ... ON CONFLICT DO
+--    UPDATE fires the UPDATE trigger too, so it is fenced whenever UPDATE is. Children get their parent's operations.
 --  * protect_table() adds a nullable fencing_term bigint column (catalog-only, no rewrite) unless the table has one,
 --    and its result says so: 'protected (added column fencing_term bigint)'. The column records which term wrote a
 --    row; the guard never reads it, so a write that leaves it NULL is fenced all the same.
@@ -61,9 +65,45 @@ AS $fn$
   SELECT EXISTS (SELECT 1 FROM pg_event_trigger WHERE evtname = 'fencing_protect_new_children' AND evtenabled <> 'D')
 $fn$;
 
--- Adds the column and the trigger to one table (catalog-only, every lock bounded by p_lock_timeout), then registers it.
--- Returns true when something changed.
-CREATE OR REPLACE FUNCTION fencing.protect_one(p_tbl regclass, p_resource text, p_parent regclass, p_lock_timeout text)
+-- The operations the table's fencing_guard trigger fences, in a fixed order (NULL: no such trigger).
+CREATE OR REPLACE FUNCTION fencing.fenced_operations(p_tbl regclass)
+RETURNS text[]
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+  SELECT array_remove(ARRAY[CASE WHEN t.tgtype & 4 <> 0 THEN 'INSERT' END, CASE WHEN t.tgtype & 16 <> 0 THEN 'UPDATE' END,
+                            CASE WHEN t.tgtype & 8 <> 0 THEN 'DELETE' END, CASE WHEN t.tgtype & 32 <> 0 THEN 'TRUNCATE' END],
+                      NULL)
+    FROM pg_trigger t WHERE t.tgrelid = p_tbl AND t.tgname = 'fencing_guard' AND NOT t.tgisinternal
+$fn$;
+
+-- protect_table's operations checked and put in fencing.fenced_operations' form: NULL means INSERT, UPDATE, DELETE;
+-- TRUNCATE is added always (a foreign table has no TRUNCATE trigger: protect_one leaves it out there).
+CREATE OR REPLACE FUNCTION fencing.operations_to_fence(p_operations text[])
+RETURNS text[]
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+  v_given text[] := (SELECT array_agg(upper(btrim(o))) FROM unnest(coalesce(p_operations, ARRAY['INSERT', 'UPDATE', 'DELETE'])) o);
+BEGIN
+  IF cardinality(p_operations) = 0
+     OR EXISTS (SELECT 1 FROM unnest(v_given) o WHERE o IS NULL OR o NOT IN ('INSERT', 'UPDATE', 'DELETE', 'TRUNCATE')) THEN
+    RAISE EXCEPTION USING ERRCODE = 'FL003',
+      MESSAGE = format('fencing.protect_table: operations must be a non-empty list of INSERT, UPDATE, DELETE, TRUNCATE, was %s',
+                       quote_literal(p_operations::text)),
+      HINT = 'For example ARRAY[''UPDATE'', ''DELETE''] to leave INSERT to other writers (TRUNCATE is always fenced).';
+  END IF;
+  RETURN array_remove(ARRAY[CASE WHEN 'INSERT' = ANY (v_given) THEN 'INSERT' END, CASE WHEN 'UPDATE' = ANY (v_given) THEN 'UPDATE' END,
+                            CASE WHEN 'DELETE' = ANY (v_given) THEN 'DELETE' END, 'TRUNCATE'], NULL);
+END
+$fn$;
+
+-- Adds the column and the trigger for p_operations (operations_to_fence's form) to one table (catalog-only, every lock
+-- bounded by p_lock_timeout), then registers it. Returns true when something changed.
+DROP FUNCTION IF EXISTS fencing.protect_one(regclass, text, regclass, text);
+CREATE OR REPLACE FUNCTION fencing.protect_one(p_tbl regclass, p_resource text, p_parent regclass, p_lock_timeout text,
+                                               p_operations text[])
 RETURNS boolean
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -74,6 +114,8 @@ DECLARE
   v_coltype  text;
   v_trigger  boolean;
   v_old_lt   text := current_setting('lock_timeout');
+  v_foreign  boolean := (SELECT relkind FROM pg_class WHERE oid = p_tbl) = 'f';
+  v_ops      text[] := CASE WHEN v_foreign THEN array_remove(p_operations, 'TRUNCATE') ELSE p_operations END;
 BEGIN
   SELECT resource INTO v_existing FROM fencing.protected_table WHERE tbl = p_tbl;
   IF v_existing IS NOT NULL AND v_existing <> p_resource THEN
@@ -88,7 +130,8 @@ BEGIN
   END IF;
   -- A trigger of an earlier version (other arguments) counts as missing: it is replaced below.
   v_trigger := EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgrelid = p_tbl AND t.tgname = 'fencing_guard' AND NOT t.tgisinternal
-                         AND t.tgnargs = 2 AND encode(t.tgargs, 'escape') = v_key || '\000' || p_resource || '\000');
+                         AND t.tgnargs = 2 AND encode(t.tgargs, 'escape') = v_key || '\000' || p_resource || '\000')
+               AND fencing.fenced_operations(p_tbl) = v_ops;
   IF v_existing IS NOT NULL AND v_coltype IS NOT NULL AND v_trigger THEN
     RETURN false;                              -- idempotent: no lock taken, nothing altered
   END IF;
@@ -102,10 +145,9 @@ BEGIN
     IF NOT v_trigger THEN
       -- Arguments: the resource's lock_key (the fence lock's second key) and the resource. A foreign table (a foreign
       -- partition) gets the same trigger: PostgreSQL fires statement triggers on foreign tables too.
-      EXECUTE format('CREATE OR REPLACE TRIGGER fencing_guard BEFORE INSERT OR UPDATE OR DELETE %s ON %s '
+      EXECUTE format('CREATE OR REPLACE TRIGGER fencing_guard BEFORE %s ON %s '
                      'FOR EACH STATEMENT EXECUTE FUNCTION fencing.guard(%L, %L)',
-                     CASE WHEN (SELECT relkind FROM pg_class WHERE oid = p_tbl) = 'f' THEN '' ELSE 'OR TRUNCATE' END,
-                     p_tbl, v_key::text, p_resource);
+                     array_to_string(v_ops, ' OR '), p_tbl, v_key::text, p_resource);
     END IF;
   EXCEPTION WHEN lock_not_available THEN
     RAISE EXCEPTION USING ERRCODE = '55P03',
@@ -131,7 +173,9 @@ AS $fn$
   SELECT child::regclass, parent::regclass FROM d ORDER BY depth, child
 $fn$;
 
-CREATE OR REPLACE FUNCTION fencing.protect_table(p_tbl regclass, p_resource text, p_lock_timeout text DEFAULT '2s')
+DROP FUNCTION IF EXISTS fencing.protect_table(regclass, text, text);
+CREATE OR REPLACE FUNCTION fencing.protect_table(p_tbl regclass, p_resource text, p_lock_timeout text DEFAULT '2s',
+                                                 p_operations text[] DEFAULT NULL)
 RETURNS text
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -141,6 +185,7 @@ DECLARE
   v_schema   name;
   v_changed  boolean;
   v_had_col  boolean;
+  v_ops      text[] := fencing.operations_to_fence(p_operations);
   d          record;
 BEGIN
   IF p_tbl IS NULL THEN
@@ -162,17 +207,17 @@ BEGIN
       HINT = 'A superuser applies the fencing migrations (or runs SELECT fencing.install_event_triggers()); on a server without event triggers protect each child with protect_table and check fencing.unprotected_children.';
   END IF;
   v_had_col := EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = p_tbl AND a.attname = 'fencing_term' AND NOT a.attisdropped);
-  v_changed := fencing.protect_one(p_tbl, p_resource, NULL, p_lock_timeout);
+  v_changed := fencing.protect_one(p_tbl, p_resource, NULL, p_lock_timeout, v_ops);
   FOR d IN SELECT * FROM fencing.descendants(p_tbl) LOOP
-    v_changed := fencing.protect_one(d.child, p_resource, d.parent, p_lock_timeout) OR v_changed;
+    v_changed := fencing.protect_one(d.child, p_resource, d.parent, p_lock_timeout, v_ops) OR v_changed;
   END LOOP;
   RETURN CASE WHEN NOT v_changed THEN 'unchanged'
               WHEN v_had_col THEN 'protected'
               ELSE 'protected (added column fencing_term bigint)' END;
 END
 $fn$;
-COMMENT ON FUNCTION fencing.protect_table(regclass, text, text) IS
-  'Retrofits fencing onto an existing table and all its partitions / inheritance children: adds nullable fencing_term bigint (catalog-only; the result says when it did) and the fencing_guard statement trigger; registers each table for the resource. Idempotent; every lock bounded by lock_timeout (default 2s).';
+COMMENT ON FUNCTION fencing.protect_table(regclass, text, text, text[]) IS
+  'Retrofits fencing onto an existing table and all its partitions / inheritance children: adds nullable fencing_term bigint (catalog-only; the result says when it did) and the fencing_guard statement trigger for the operations (default INSERT, UPDATE, DELETE; TRUNCATE always); registers each table for the resource. Idempotent (called again with other operations, it changes them); every lock bounded by lock_timeout (default 2s).';
 
 CREATE OR REPLACE FUNCTION fencing.unprotect_table(p_tbl regclass, p_lock_timeout text DEFAULT '2s')
 RETURNS text
@@ -233,7 +278,8 @@ BEGIN
     FOR r IN SELECT i.inhrelid::regclass AS child, i.inhparent::regclass AS parent, p.resource
                FROM pg_inherits i JOIN fencing.protected_table p ON p.tbl = i.inhparent
               WHERE NOT EXISTS (SELECT 1 FROM fencing.protected_table q WHERE q.tbl = i.inhrelid) LOOP
-      PERFORM fencing.protect_one(r.child, r.resource, r.parent, '10s');
+      PERFORM fencing.protect_one(r.child, r.resource, r.parent, '10s',
+                                  coalesce(fencing.fenced_operations(r.parent), fencing.operations_to_fence(NULL)));
       v_found := true;
     END LOOP;
   END LOOP;
@@ -304,10 +350,11 @@ SELECT i.inhrelid::regclass AS child, i.inhparent::regclass AS parent, p.resourc
  WHERE NOT EXISTS (SELECT 1 FROM fencing.protected_table q WHERE q.tbl = i.inhrelid);
 
 REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA fencing FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION fencing.protect_table(regclass, text, text), fencing.unprotect_table(regclass, text)
+GRANT EXECUTE ON FUNCTION fencing.protect_table(regclass, text, text, text[]), fencing.unprotect_table(regclass, text)
   TO fencing_admin;
 GRANT EXECUTE ON FUNCTION fencing.register_protected(regclass, text, regclass), fencing.unregister_protected(regclass),
-  fencing.protect_one(regclass, text, regclass, text), fencing.descendants(regclass),
-  fencing.children_protected_automatically() TO fencing_admin;
+  fencing.protect_one(regclass, text, regclass, text, text[]), fencing.descendants(regclass),
+  fencing.children_protected_automatically(), fencing.operations_to_fence(text[]) TO fencing_admin;
+GRANT EXECUTE ON FUNCTION fencing.fenced_operations(regclass) TO fencing_app, fencing_auditor, fencing_admin;
 REVOKE ALL ON fencing.unprotected_children FROM PUBLIC;
 GRANT SELECT ON fencing.unprotected_children TO fencing_auditor, fencing_admin;

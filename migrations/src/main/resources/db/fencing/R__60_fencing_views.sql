@@ -32,6 +32,13 @@ SELECT date_trunc('day', r.rejected_at) AS day,
   FROM fencing.rejected_write r
  GROUP BY 1, 2, 3, 4;
 
+-- Which tables are protected for which resource, and which of their operations are fenced.
+CREATE OR REPLACE VIEW fencing.protected_operations AS
+SELECT p.tbl, p.resource, p.parent, fencing.fenced_operations(p.tbl) AS operations
+  FROM fencing.protected_table p;
+
 REVOKE ALL ON fencing.current_marks, fencing.recent_rejections, fencing.rejections_daily FROM PUBLIC;
+REVOKE ALL ON fencing.protected_operations FROM PUBLIC;
+GRANT SELECT ON fencing.protected_operations TO fencing_app, fencing_auditor, fencing_admin;
 GRANT SELECT ON fencing.current_marks TO fencing_app, fencing_auditor, fencing_admin;
 GRANT SELECT ON fencing.recent_rejections, fencing.rejections_daily TO fencing_auditor, fencing_admin;

@@ -8,6 +8,7 @@ import dev.fenceline.db.generated.tables.BreakGlassLog;
 import dev.fenceline.db.generated.tables.CurrentMarks;
 import dev.fenceline.db.generated.tables.EnteredTransactions;
 import dev.fenceline.db.generated.tables.HighWaterMark;
+import dev.fenceline.db.generated.tables.ProtectedOperations;
 import dev.fenceline.db.generated.tables.ProtectedTable;
 import dev.fenceline.db.generated.tables.RecentRejections;
 import dev.fenceline.db.generated.tables.RejectedWrite;
@@ -59,6 +60,11 @@ public class Fencing extends SchemaImpl {
      * Only fencing.advance() moves it, upwards only.
      */
     public final HighWaterMark HIGH_WATER_MARK = HighWaterMark.HIGH_WATER_MARK;
+
+    /**
+     * The table <code>fencing.protected_operations</code>.
+     */
+    public final ProtectedOperations PROTECTED_OPERATIONS = ProtectedOperations.PROTECTED_OPERATIONS;
 
     /**
      * Tables whose writes are fenced by the statement trigger fencing_guard.
@@ -119,6 +125,7 @@ public class Fencing extends SchemaImpl {
             CurrentMarks.CURRENT_MARKS,
             EnteredTransactions.ENTERED_TRANSACTIONS,
             HighWaterMark.HIGH_WATER_MARK,
+            ProtectedOperations.PROTECTED_OPERATIONS,
             ProtectedTable.PROTECTED_TABLE,
             RecentRejections.RECENT_REJECTIONS,
             RejectedWrite.REJECTED_WRITE,

@@ -7,6 +7,7 @@ package dev.fenceline.db.generated;
 import dev.fenceline.db.generated.routines.CheckLeaderId;
 import dev.fenceline.db.generated.routines.EndFenceHolders;
 import dev.fenceline.db.generated.routines.Enter;
+import dev.fenceline.db.generated.routines.FencedOperations;
 import dev.fenceline.db.generated.routines.GuardImplementation;
 import dev.fenceline.db.generated.routines.RecordRejection;
 import dev.fenceline.db.generated.routines.RegisterResource;
@@ -134,6 +135,62 @@ public class Routines {
         f.setPResource(pResource);
         f.setPTerm(pTerm);
         f.setPLeaderId(pLeaderId);
+
+        return f.asField();
+    }
+
+    /**
+     * @deprecated Unknown data type. Parameter type or return type is unknown.
+     * If this is a qualified, user-defined type, it may have been excluded from
+     * code generation. If this is a built-in type, you can define an explicit
+     * {@link org.jooq.Binding} to specify how this type should be handled.
+     * Deprecation can be turned off using {@literal
+     * <deprecationOnUnknownTypes/>} in your code generator configuration.
+     */
+    @Deprecated
+    public static String[] fencedOperations(
+          Configuration configuration
+        , Object pTbl
+    ) {
+        FencedOperations f = new FencedOperations();
+        f.setPTbl(pTbl);
+
+        f.execute(configuration);
+        return f.getReturnValue();
+    }
+
+    /**
+     * @deprecated Unknown data type. Parameter type or return type is unknown.
+     * If this is a qualified, user-defined type, it may have been excluded from
+     * code generation. If this is a built-in type, you can define an explicit
+     * {@link org.jooq.Binding} to specify how this type should be handled.
+     * Deprecation can be turned off using {@literal
+     * <deprecationOnUnknownTypes/>} in your code generator configuration.
+     */
+    @Deprecated
+    public static Field<String[]> fencedOperations(
+          Object pTbl
+    ) {
+        FencedOperations f = new FencedOperations();
+        f.setPTbl(pTbl);
+
+        return f.asField();
+    }
+
+    /**
+     * @deprecated Unknown data type. Parameter type or return type is unknown.
+     * If this is a qualified, user-defined type, it may have been excluded from
+     * code generation. If this is a built-in type, you can define an explicit
+     * {@link org.jooq.Binding} to specify how this type should be handled.
+     * Deprecation can be turned off using {@literal
+     * <deprecationOnUnknownTypes/>} in your code generator configuration.
+     */
+    @Deprecated
+    public static Field<String[]> fencedOperations(
+          Field<Object> pTbl
+    ) {
+        FencedOperations f = new FencedOperations();
+        f.setPTbl(pTbl);
 
         return f.asField();
     }

@@ -8,6 +8,7 @@ import dev.fenceline.db.generated.tables.BreakGlassLog;
 import dev.fenceline.db.generated.tables.CurrentMarks;
 import dev.fenceline.db.generated.tables.EnteredTransactions;
 import dev.fenceline.db.generated.tables.HighWaterMark;
+import dev.fenceline.db.generated.tables.ProtectedOperations;
 import dev.fenceline.db.generated.tables.ProtectedTable;
 import dev.fenceline.db.generated.tables.RecentRejections;
 import dev.fenceline.db.generated.tables.RejectedWrite;
@@ -45,6 +46,11 @@ public class Tables {
      * Only fencing.advance() moves it, upwards only.
      */
     public static final HighWaterMark HIGH_WATER_MARK = HighWaterMark.HIGH_WATER_MARK;
+
+    /**
+     * The table <code>fencing.protected_operations</code>.
+     */
+    public static final ProtectedOperations PROTECTED_OPERATIONS = ProtectedOperations.PROTECTED_OPERATIONS;
 
     /**
      * Tables whose writes are fenced by the statement trigger fencing_guard.

@@ -74,7 +74,7 @@ public final class GenerateJooq {
                                         + "|audit_autonomously|log_break_glass|lock_key_seq|protect_table|unprotect_table"
                                         // the fence's internals (R__20, R__50)
                                         + "|rejection_detail|reject|reject_term_conflict|holds_share|mark_entered|advance"
-                                        + "|session_entering_table|check_writers_transaction|begin_write"
+                                        + "|session_entering_table|check_writers_transaction|begin_write|operations_to_fence"
                                         + "|terminate_backend|prepared_holding|enter_at|register_protected"
                                         + "|unregister_protected|children_protected_automatically|protect_one|descendants"
                                         + "|protect_new_children|forget_dropped_tables|install_event_triggers"
