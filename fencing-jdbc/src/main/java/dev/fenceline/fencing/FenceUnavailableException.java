@@ -8,8 +8,28 @@ package dev.fenceline.fencing;
  */
 public final class FenceUnavailableException extends FencingException {
     private static final long serialVersionUID = 1L;
+    private final String fix;
 
     public FenceUnavailableException(String message, Throwable cause) {
-        super(message, cause);
+        super(withFix(message, SqlStateFixes.fixFor(cause)), cause);
+        this.fix = SqlStateFixes.fixFor(cause);
+    }
+
+    private static String withFix(String message, String fix) {
+        return fix == null ? message : message + " (not transient: " + fix + ")";
+    }
+
+    /**
+     * False when waiting cannot fix the cause (the fencing schema missing, a login without the rights the fence needs,
+     * a database that refuses the login): {@link #fix()} says what does. True for connections lost or refused for
+     * now, timeouts and an advance that timed out.
+     */
+    public boolean isTransient() {
+        return fix == null;
+    }
+
+    /** What fixes a failure that is not transient; null when it is. */
+    public String fix() {
+        return fix;
     }
 }

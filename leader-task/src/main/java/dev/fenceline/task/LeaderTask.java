@@ -1,13 +1,17 @@
 package dev.fenceline.task;
 
 import dev.fenceline.election.ElectionAdmin;
+import dev.fenceline.election.ElectionException;
 import dev.fenceline.election.ElectionSession;
 import dev.fenceline.election.LeaderElection;
 import dev.fenceline.election.Leadership;
 import dev.fenceline.election.LeadershipState;
 import dev.fenceline.fencing.CommitOutcomeUnknownException;
+import dev.fenceline.fencing.FenceUnavailableException;
 import dev.fenceline.fencing.FencedWriter;
 import dev.fenceline.fencing.FencingToken;
+import dev.fenceline.fencing.TableNotProtectedException;
+import dev.fenceline.fencing.UnknownResourceException;
 import dev.fenceline.fencing.WriteDescription;
 import java.time.Duration;
 import java.time.Instant;
@@ -57,6 +61,8 @@ public final class LeaderTask implements AutoCloseable {
     private final ElectionSession session;
     /** Undoes {@link ElectionSession#closeFirst} once this task has closed on its own. */
     private volatile Runnable unregisterFromSession = () -> { };
+    /** Set when a failure that waiting cannot fix stopped the task: what and how to fix it. */
+    private volatile String failure;
     private final FencedWriter writer;
     private final String resource;
     private final TaskWork<Object> work;
@@ -206,11 +212,11 @@ public final class LeaderTask implements AutoCloseable {
         Leadership l = election.leadership().orElse(null);
         boolean valid = l != null && l.isValidNow();
         TaskPhase p = phase;
-        if (stopping && p != TaskPhase.STOPPED && p != TaskPhase.NEW) {
+        if (stopping && p != TaskPhase.STOPPED && p != TaskPhase.FAILED && p != TaskPhase.NEW) {
             p = TaskPhase.STOPPING;        // close() was called: the task thread is finishing the run and resigning
         }
         return new TaskHealth(resource, election.electionName(), election.candidateId(), p, election.state(),
-                l != null ? l.term() : lastTerm, valid, lastRun, committed.get(), rejected.get());
+                l != null ? l.term() : lastTerm, valid, lastRun, committed.get(), rejected.get(), failure);
     }
 
     /** The task's election handle (add {@link dev.fenceline.election.ElectionListener}s; do not start or close it). */
@@ -267,6 +273,9 @@ public final class LeaderTask implements AutoCloseable {
                     if (result == null) {
                         continue;       // validity ended or close() came between plan and run: nothing happened
                     }
+                    if (result.error() != null && failedForGood(result.error())) {
+                        return;
+                    }
                     Boolean deposed = result.error() instanceof CommitOutcomeUnknownException u ? u.deposed() : null;
                     TaskDecision.AfterRun after = TaskDecision.afterRun(result.outcome(), deposed,
                             config.interval().toNanos(), config.idleInterval().toNanos(),
@@ -319,6 +328,9 @@ public final class LeaderTask implements AutoCloseable {
                 }
                 return true;
             } catch (RuntimeException e) {
+                if (failedForGood(e)) {
+                    return false;
+                }
                 if (attempt == 1 || attempt % 10 == 0) {
                     log.warn("task {}: cannot reach etcd or the database yet (attempt {}): {}; retrying", resource,
                             attempt, e.toString());
@@ -446,6 +458,36 @@ public final class LeaderTask implements AutoCloseable {
         return Duration.ofNanos(nanoClock.getAsLong() - t0);
     }
 
+    /**
+     * True, with {@link #failure} set and logged, when {@code e} is a failure that waiting cannot fix: then the task
+     * stops (phase FAILED, health down) instead of retrying for ever while looking healthy. Only the fence's and the
+     * election's own failures are judged; an error of the work's own SQL is the work's to handle.
+     */
+    private boolean failedForGood(Throwable e) {
+        String why = permanentFailure(e);
+        if (why == null) {
+            return false;
+        }
+        failure = why;
+        log.error("task {}: stopping, because waiting cannot fix this: {}", resource, why);
+        return true;
+    }
+
+    static String permanentFailure(Throwable e) {
+        for (Throwable c = e; c != null; c = c.getCause()) {
+            if (c instanceof FenceUnavailableException f) {
+                return f.isTransient() ? null : f.getMessage();
+            }
+            if (c instanceof TableNotProtectedException || c instanceof UnknownResourceException) {
+                return c.getMessage();
+            }
+            if (c instanceof ElectionException x) {
+                return x.isTransient() ? null : x.getMessage();
+            }
+        }
+        return null;
+    }
+
     private void handOver() {
         setPhase(TaskPhase.STOPPING, lastTerm, "handing over");
         try {
@@ -460,7 +502,11 @@ public final class LeaderTask implements AutoCloseable {
         election.close();
         closeAdmin();
         metrics.close();
-        setPhase(TaskPhase.STOPPED, lastTerm, "stopped");
+        if (failure == null) {
+            setPhase(TaskPhase.STOPPED, lastTerm, "stopped");
+        } else {
+            setPhase(TaskPhase.FAILED, lastTerm, failure);
+        }
     }
 
     private Duration resignBound() {

@@ -15,12 +15,13 @@ import dev.fenceline.election.LeadershipState;
  * @param lastRun        the last run, or null
  * @param runsCommitted  runs with outcome COMMITTED so far
  * @param runsRejected   runs with outcome REJECTED_STALE so far
+ * @param failure        in phase {@link TaskPhase#FAILED}: what stopped the task and what fixes it; otherwise null
  */
 public record TaskHealth(String resource, String electionName, String candidateId, TaskPhase phase,
                          LeadershipState electionState, long term, boolean valid, RunResult lastRun, long runsCommitted,
-                         long runsRejected) {
-    /** Up unless stopping or stopped: a follower is healthy. */
+                         long runsRejected, String failure) {
+    /** Up unless stopping, stopped or failed: a follower is healthy. */
     public boolean up() {
-        return phase != TaskPhase.STOPPING && phase != TaskPhase.STOPPED;
+        return phase != TaskPhase.STOPPING && phase != TaskPhase.STOPPED && phase != TaskPhase.FAILED;
     }
 }

@@ -6,6 +6,7 @@ package dev.fenceline.task;
  * <pre>
  *   NEW --start()--> STARTING (warm-up, term floor) --> CAMPAIGNING <--> LEADING <--> SUSPECT
  *                                                            any --close()--> STOPPING --> STOPPED
+ *   STARTING, LEADING --a failure waiting cannot fix--> STOPPING --> FAILED
  * </pre>
  * Only {@link #LEADING} runs work, and only while the leadership is valid at the start of each run.
  */
@@ -23,5 +24,11 @@ public enum TaskPhase {
     /** {@link LeaderTask#close()} was called: the current run finishes, then the term is resigned. */
     STOPPING,
     /** Stopped and resigned. Terminal. */
-    STOPPED
+    STOPPED,
+    /**
+     * Stopped and resigned because of a failure that waiting cannot fix (the fencing schema missing, a login without
+     * the rights the fence needs, a table or resource that is not protected or registered); {@link TaskHealth#failure()}
+     * says what and how to fix it. Terminal; health is down.
+     */
+    FAILED
 }

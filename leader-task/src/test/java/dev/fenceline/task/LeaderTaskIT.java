@@ -14,6 +14,7 @@ import dev.fenceline.election.LossReason;
 import dev.fenceline.fencing.FencedWriter;
 import dev.fenceline.fencing.FencedWriterConfig;
 import dev.fenceline.fencing.FencingToken;
+import dev.fenceline.fencing.WriteDescription;
 import dev.fenceline.migrations.FencingMigrations;
 import dev.fenceline.testkit.EtcdCluster;
 import dev.fenceline.testkit.TestDatabase;
@@ -102,10 +103,15 @@ class LeaderTaskIT {
         final List<long[]> floors = new CopyOnWriteArrayList<>();
 
         Node(String id) {
+            this(id, db.user(), db.password());
+        }
+
+        /** A worker logging in to the database as {@code user}. */
+        Node(String id, String user, String password) {
             this.id = id;
             this.session = ElectionSession.open(electionConfig());
-            this.pool = Databases.dataSource(DatabaseConfig.builder(db.jdbcUrl()).username(db.user())
-                    .password(db.password()).maximumPoolSize(3).applicationName(id).poolName(id).build());
+            this.pool = Databases.dataSource(DatabaseConfig.builder(db.jdbcUrl()).username(user)
+                    .password(password).maximumPoolSize(3).applicationName(id).poolName(id).build());
             this.writer = FencedWriter.create(pool, FencedWriterConfig.defaults());
             open.add(this);
         }
@@ -291,6 +297,62 @@ class LeaderTaskIT {
         a.close();
         assertThat(a.floors).extracting(f -> f[2]).containsExactly(41L, 42L);
         assertThat(count("SELECT count(*) FROM fencing.rejected_write WHERE resource = '" + resource + "'")).isZero();
+    }
+
+    // ---- failures that waiting cannot fix: the task stops, health down, the fix named -------------------------------
+
+    private void assertFailsForGood(Node n, String... messageParts) {
+        await().atMost(Duration.ofSeconds(20)).until(() -> n.task.health().phase() == TaskPhase.FAILED);
+        TaskHealth h = n.task.health();
+        assertThat(h.up()).isFalse();
+        assertThat(h.failure()).contains(messageParts);
+        assertThat(n.task.election().state()).isEqualTo(LeadershipState.CLOSED);
+    }
+
+    @Test
+    void aLoginOutsideFencingAppStopsTheTaskAsFailedNamingTheGrantInsteadOfRetryingForEver() {
+        String login = "task_no_fencing_" + ProcessHandle.current().pid();
+        sql("CREATE ROLE " + login + " LOGIN PASSWORD 'pw'");
+        try {
+            String resource = "no-grant";
+            protect(resource);
+            Node n = new Node("no-grant", login, "pw").start(resource, TaskWork.of(ctx -> 1));
+            assertFailsForGood(n, "not transient", "GRANT fencing_app TO");
+            n.close();
+        } finally {
+            sql("DROP ROLE " + login);
+        }
+    }
+
+    @Test
+    void aResourceThatWasNeverRegisteredStopsTheTaskAsFailed() {
+        Node n = new Node("unknown").start("never-registered", TaskWork.of(ctx -> 1));
+        assertFailsForGood(n, "unknown fencing resource 'never-registered'", "register_resource");
+    }
+
+    @Test
+    void aRunWritingToATableThatIsNotProtectedStopsTheLeaderAsFailedAndResigns() {
+        String resource = "unprotected-table";
+        protect(resource);
+        sql("CREATE TABLE public.not_protected (id bigint)");
+        Node n = new Node("unprotected").start(resource, new TaskWork<Boolean>() {
+            @Override
+            public Boolean plan(RunContext run) {
+                return Boolean.TRUE;
+            }
+
+            @Override
+            public WriteDescription describe(Boolean plan) {
+                return WriteDescription.of("public.not_protected", "INSERT");
+            }
+
+            @Override
+            public long run(dev.fenceline.fencing.FencedContext ctx, Boolean plan) {
+                return ctx.dsl().execute("INSERT INTO public.not_protected VALUES (1)");
+            }
+        });
+        assertFailsForGood(n, "not protected");
+        assertThat(count("SELECT count(*) FROM public.not_protected")).isZero();
     }
 
     /** A leader whose current run is held open inside its transaction until {@code release}, and a follower. */

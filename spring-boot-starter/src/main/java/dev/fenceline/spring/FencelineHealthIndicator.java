@@ -85,6 +85,9 @@ public class FencelineHealthIndicator extends AbstractHealthIndicator {
         d.put("valid", h.valid());
         d.put("runsCommitted", h.runsCommitted());
         d.put("runsRejected", h.runsRejected());
+        if (h.failure() != null) {
+            d.put("failure", h.failure());
+        }
         if (h.lastRun() != null) {
             d.put("lastRun", Map.of("outcome", h.lastRun().outcome().name(), "term", h.lastRun().term()));
         }

@@ -11,6 +11,7 @@ import dev.fenceline.task.LeaderTask;
 import dev.fenceline.task.RunContext;
 import dev.fenceline.task.RunResult;
 import dev.fenceline.task.TaskHealth;
+import dev.fenceline.task.TaskPhase;
 import dev.fenceline.task.TaskListener;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
@@ -62,7 +63,7 @@ final class WorkerEvents implements TaskListener, ElectionListener {
 
     private TaskHealth health() {
         LeaderTask t = task;
-        return t == null ? new TaskHealth(cfg.resource(), cfg.election(), cfg.workerId(), null, null, 0, false, null, 0, 0)
+        return t == null ? new TaskHealth(cfg.resource(), cfg.election(), cfg.workerId(), null, null, 0, false, null, 0, 0, null)
                 : t.health();
     }
 
@@ -143,7 +144,11 @@ final class WorkerEvents implements TaskListener, ElectionListener {
         LeaderTask t = task;
         TaskHealth h = health();
         Map<String, Object> m = new LinkedHashMap<>();
-        m.put("status", stopping.getAsBoolean() ? "STOPPING" : "UP");
+        boolean failed = h.phase() == TaskPhase.FAILED;
+        m.put("status", failed ? "DOWN" : stopping.getAsBoolean() ? "STOPPING" : "UP");
+        if (failed) {
+            m.put("failure", h.failure());
+        }
         m.put("worker", cfg.workerId());
         m.put("election", cfg.election());
         m.put("state", t == null ? "STARTING" : h.electionState().name());
@@ -153,7 +158,7 @@ final class WorkerEvents implements TaskListener, ElectionListener {
         m.put("batches_committed", h.runsCommitted());
         m.put("batches_rejected", h.runsRejected());
         try {
-            return new MetricsServer.Health(!stopping.getAsBoolean(), JSON.writeValueAsString(m));
+            return new MetricsServer.Health(!failed && !stopping.getAsBoolean(), JSON.writeValueAsString(m));
         } catch (Exception ex) {
             return new MetricsServer.Health(false, "{\"status\":\"ERROR\"}");
         }
