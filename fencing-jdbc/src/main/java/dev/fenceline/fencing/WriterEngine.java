@@ -230,6 +230,10 @@ final class WriterEngine {
                     // the writer's own first statement, as every transaction sends it (it reads the mark too)
                     Long mark = beginWrite(c, token);
                     WarmUp.run(c, workDsl, current, token, mark);
+                    // the writer's own steps before its COMMIT: the driver's state check, and the two-statement
+                    // message with the COMMIT (prepared, not run: pgjdbc parses it into a composite query)
+                    checkStillTheWritersTransaction(c, token);
+                    c.prepareStatement("SELECT fencing.check_writers_transaction(); COMMIT").close();
                 } finally {
                     rollbackQuietly(c);
                     resetAutoCommit(c);
