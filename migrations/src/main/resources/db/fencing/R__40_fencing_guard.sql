@@ -142,15 +142,18 @@ BEGIN
     v_term   pg_catalog.text := pg_catalog.current_setting('fencing.term', true);
     v_leader pg_catalog.text := pg_catalog.current_setting('fencing.leader_id', true);
   BEGIN
+    -- Not granted at once: an advance or a squatter holds the key; guard_slow waits for the one, ends the other.
     IF v_term OPERATOR(pg_catalog.~) '^[1-9][0-9]{0,17}$'
        AND COALESCE(pg_catalog.current_setting('fencing.break_glass', true), '') OPERATOR(pg_catalog.=) ''
        AND COALESCE(pg_catalog.current_setting('fencing.resource', true), '') OPERATOR(pg_catalog.=) ANY (ARRAY['', TG_ARGV[1]])
        AND pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.=) 'read committed'
        AND COALESCE(pg_catalog.length(v_leader), 0) OPERATOR(pg_catalog.<=) 200
-       AND pg_catalog.pg_has_role(session_user, 'fencing_app', 'MEMBER') THEN
-      -- Not granted at once: an advance or a squatter holds the key; guard_slow waits for the one, ends the other.
-      IF pg_catalog.pg_try_advisory_xact_lock_shared(1178946115, TG_ARGV[0]::pg_catalog.int4)
-         AND EXISTS (SELECT 1 FROM fencing.high_water_mark m
+       AND pg_catalog.pg_has_role(session_user, 'fencing_app', 'MEMBER')
+       AND pg_catalog.pg_try_advisory_xact_lock_shared(1178946115, TG_ARGV[0]::pg_catalog.int4) THEN
+      -- The mark in a statement of its own, after the lock was granted: under READ COMMITTED its snapshot is taken
+      -- now. Read in the statement that took the lock, the snapshot would predate the lock, and an advance that
+      -- committed in between would go unseen.
+      IF EXISTS (SELECT 1 FROM fencing.high_water_mark m
                   WHERE m.lock_key OPERATOR(pg_catalog.=) TG_ARGV[0]::pg_catalog.int8
                     AND m.highest_accepted OPERATOR(pg_catalog.=) v_term::pg_catalog.int8
                     AND (m.leader_id IS NULL OR COALESCE(v_leader, '') OPERATOR(pg_catalog.=) ''
