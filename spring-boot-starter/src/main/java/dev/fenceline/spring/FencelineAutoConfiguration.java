@@ -17,6 +17,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration;
+import org.springframework.boot.context.properties.ConfigurationPropertiesBindHandlerAdvisor;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.sql.init.dependency.DatabaseInitializationDependencyConfigurer;
 import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitialization;
@@ -42,6 +43,9 @@ import org.springframework.context.annotation.Import;
  *       application's Flyway waits for.</li>
  *   <li>{@code fencelineHealthIndicator}: the {@code fenceline} health component.</li>
  * </ul>
+ * Start-up fails on a Spring Boot version the starter was not tested on ({@link SpringBootVersionCheck}) and on
+ * {@code fenceline.*} properties that are not Fenceline's ({@link UnknownFencelineProperties}).
+ * <p>
  * Invariant: the election only starts once every singleton exists, so no term is held before the fencing schema is
  * in place; and it is closed only after lifecycles of the default phase (work under the term) have stopped.
  */
@@ -49,6 +53,7 @@ import org.springframework.context.annotation.Import;
         "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration",
         "org.springframework.boot.actuate.autoconfigure.metrics.export.simple.SimpleMetricsExportAutoConfiguration"})
 @ConditionalOnProperty(prefix = "fenceline", name = "enabled", havingValue = "true", matchIfMissing = true)
+@Conditional(SpringBootVersionCheck.class)
 @EnableConfigurationProperties(FencelineProperties.class)
 @Import(DatabaseInitializationDependencyConfigurer.class)
 public class FencelineAutoConfiguration {
@@ -104,6 +109,16 @@ public class FencelineAutoConfiguration {
             matchIfMissing = true)
     public FencingMigrationsInitializer fencingMigrationsInitializer(FencingDataSource dataSource) {
         return new FencingMigrationsInitializer(dataSource);
+    }
+
+    /**
+     * Rejects unknown {@code fenceline.*} properties before the known ones are validated. Static: the binder looks
+     * advisors up when it binds the first {@code @ConfigurationProperties} bean, which may be before this
+     * configuration exists.
+     */
+    @Bean
+    static ConfigurationPropertiesBindHandlerAdvisor fencelineUnknownProperties() {
+        return new UnknownFencelineProperties();
     }
 
     /** Static: a bean post-processor, created before (and without) the other beans of this configuration. */

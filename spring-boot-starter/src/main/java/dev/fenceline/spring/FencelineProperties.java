@@ -24,12 +24,24 @@ import org.springframework.validation.Validator;
  * library's, and each error is reported against the {@code fenceline.} property it came from (with the value and,
  * where Boot knows it, the line of the configuration file). Defaults that the library computes (renew interval,
  * safety margin, call timeout) stay unset here so that the library computes them from the TTL.
+ * <p>
+ * {@code ignoreUnknownFields = false}: a {@code fenceline.*} property that matches nothing here (a misspelled
+ * {@code fenceline.election.ttll}, in a nested group as much as at the top) fails the binding instead of leaving the
+ * default silently in force. Spring's check covers the whole {@code fenceline} subtree; with the auto-configuration,
+ * {@link UnknownFencelineProperties} runs the same check first, before {@link #validate}, and names the closest valid
+ * properties.
  */
-@ConfigurationProperties(prefix = "fenceline")
+@ConfigurationProperties(prefix = "fenceline", ignoreUnknownFields = false)
 public class FencelineProperties implements Validator {
 
     /** Whether to auto-configure Fenceline at all. */
     private boolean enabled = true;
+
+    /**
+     * Refuse to start on a Spring Boot version this starter was not built and tested against. false: start on any
+     * version, at the application's own risk.
+     */
+    private boolean springBootVersionCheck = true;
 
     /**
      * The fenced resource that the election's term guards in PostgreSQL (the name the application's migrations pass
@@ -53,6 +65,18 @@ public class FencelineProperties implements Validator {
 
     public void setEnabled(boolean enabled) {
         this.enabled = enabled;
+    }
+
+    public boolean isSpringBootVersionCheck() {
+        return springBootVersionCheck;
+    }
+
+    /**
+     * Declared here so that it is a known {@code fenceline.*} property and documented in the metadata; the check
+     * itself ({@link SpringBootVersionCheck}) reads it from the Environment, before anything is bound.
+     */
+    public void setSpringBootVersionCheck(boolean springBootVersionCheck) {
+        this.springBootVersionCheck = springBootVersionCheck;
     }
 
     public String getResource() {

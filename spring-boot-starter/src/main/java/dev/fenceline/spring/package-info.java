@@ -8,7 +8,11 @@
  * <ol>
  *   <li>Properties are validated when bound, by the library's own builders, before anything connects; an invalid
  *       value fails the start naming the {@code fenceline.} property, the limit and the value
- *       ({@link dev.fenceline.spring.FencelineProperties}, {@link dev.fenceline.spring.PropertyNames}).</li>
+ *       ({@link dev.fenceline.spring.FencelineProperties}, {@link dev.fenceline.spring.PropertyNames}). A
+ *       {@code fenceline.*} property that is not Fenceline's fails it first, naming the closest valid ones
+ *       ({@link dev.fenceline.spring.UnknownFencelineProperties}); so does a Spring Boot line the starter was not
+ *       tested on, unless {@code fenceline.spring-boot-version-check=false}
+ *       ({@link dev.fenceline.spring.SpringBootVersionCheck}).</li>
  *   <li>The fencing migrations run before the application's Flyway migrations and before every bean that depends on
  *       database initialization ({@link dev.fenceline.spring.FencingMigrationsDatabaseInitializerDetector}).</li>
  *   <li>No term is held before every singleton exists: the election and the tasks start as lifecycles.</li>

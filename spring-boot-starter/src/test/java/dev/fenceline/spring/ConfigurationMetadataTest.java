@@ -27,10 +27,17 @@ class ConfigurationMetadataTest {
         Map<String, JsonNode> properties = properties();
         assertThat(properties.keySet()).contains("fenceline.election.endpoints", "fenceline.election.ttl",
                 "fenceline.datasource.url", "fenceline.task.handover-timeout",
-                "fenceline.migrations.enabled", "fenceline.resource");
+                "fenceline.migrations.enabled", "fenceline.resource", "fenceline.spring-boot-version-check");
         properties.forEach((name, p) -> assertThat(p.path("description").asText()).as(name).isNotBlank());
         assertThat(properties.get("fenceline.election.ttl").get("defaultValue").asText()).isEqualTo("5s");
         assertThat(properties.get("fenceline.writer.max-payload-bytes").get("defaultValue").asInt()).isEqualTo(8192);
         assertThat(properties.get("fenceline.task.idle-interval").get("defaultValue").asText()).isEqualTo("1s");
+        assertThat(properties.get("fenceline.spring-boot-version-check").get("defaultValue").asBoolean()).isTrue();
+    }
+
+    @Test
+    void theUnknownPropertyCheckKnowsExactlyThePropertiesTheMetadataDocuments() throws Exception {
+        assertThat(UnknownFencelineProperties.KNOWN).containsExactlyInAnyOrderElementsOf(
+                properties().keySet().stream().filter(name -> name.startsWith("fenceline.")).toList());
     }
 }
