@@ -15,8 +15,9 @@ public final class FenceUnavailableException extends FencingException {
         this.fix = SqlStateFixes.fixFor(cause);
     }
 
+    /** The fix on the same line as the failure: PostgreSQL's message may carry more lines (a position, a hint). */
     private static String withFix(String message, String fix) {
-        return fix == null ? message : message + " (not transient: " + fix + ")";
+        return fix == null ? message : message.replaceAll("\\s*\\R\\s*", "; ") + " (not transient: " + fix + ")";
     }
 
     /**
