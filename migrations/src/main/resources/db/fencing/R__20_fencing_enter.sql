@@ -38,7 +38,6 @@
 --   FL008 native guard unavailable                           FL009 term jump larger than max_term_jump
 --   FL010 fencing.term would advance a resource that fencing.resource does not name
 --   FL011 an advance asked for outside READ COMMITTED
---   FL012 an advance asked for while fencing.warm_up names this transaction (the writer's warm-up: read-only)
 --   FL013 the transaction the writer is about to commit is not the one it began (its work ended that one itself)
 --   FL014 the writer's transaction is not READ COMMITTED, READ WRITE (a default another client left on the session)
 --   55P03 (lock_not_available) protect_table/unprotect_table could not get its lock within lock_timeout
@@ -113,20 +112,7 @@ BEGIN
 END
 $fn$;
 
--- The value of fencing.warm_up that makes an advance in this transaction a warm-up: the transaction's start in
--- microseconds. A value left on a server session by an earlier transaction (a session-level SET, e.g. by another
--- client of a transaction pooler) names no later transaction and is ignored, so nobody can make a session refuse
--- advances.
-CREATE OR REPLACE FUNCTION fencing.warm_up_token()
-RETURNS text
-LANGUAGE sql
-STABLE
-SET search_path = pg_catalog, pg_temp
-AS $fn$
-  SELECT (extract(epoch FROM now()) * 1000000)::bigint::text
-$fn$;
-COMMENT ON FUNCTION fencing.warm_up_token() IS
-  'The value of fencing.warm_up (SET LOCAL) that makes an advance in this transaction read its path only and refuse with FL012.';
+DROP FUNCTION IF EXISTS fencing.warm_up_token();   -- the warm start advances a resource of its own instead
 
 -- Prepared transactions holding the resource's fence lock (no backend: pid IS NULL in pg_locks; found through their
 -- transactionid lock). Their gids, or NULL.
@@ -190,29 +176,10 @@ DECLARE
   v_timeout   interval := coalesce((SELECT value::interval FROM fencing.settings WHERE name = 'advance_timeout'), interval '5 seconds');
   v_deadline  timestamptz := clock_timestamp() + v_timeout;
   v_old_lt    text := current_setting('lock_timeout');
-  v_db        oid := (SELECT oid FROM pg_database WHERE datname = current_database());
   v_mark      bigint;
   v_ended     integer[] := ARRAY[]::integer[];
   v_prepared  text;
 BEGIN
-  -- A warm-up (fencing.warm_up = fencing.warm_up_token(), set by the writer's warm start in a transaction it rolls
-  -- back): a new leader's first advance runs in a server session that has never compiled this function nor read the
-  -- catalogs it reads, which costs more than the advance itself. Read what the advance reads, lock, change and
-  -- terminate nothing, and fail (FL012) so that no caller can mistake it for an advance.
-  IF coalesce(current_setting('fencing.warm_up', true), '') <> ''
-     AND current_setting('fencing.warm_up', true) = fencing.warm_up_token() THEN
-    PERFORM 1 FROM pg_locks l
-     WHERE l.locktype = 'advisory' AND l.database = v_db AND l.classid = 1178946115::oid AND l.objid = p_key::oid
-       AND l.objsubid = 2 AND l.granted AND l.pid IS DISTINCT FROM pg_backend_pid();
-    PERFORM highest_accepted FROM fencing.high_water_mark WHERE resource = p_resource;
-    v_prepared := fencing.prepared_holding(p_key);
-    PERFORM 1 FROM fencing.term_history h WHERE h.resource = p_resource AND h.term = p_term;
-    RAISE EXCEPTION USING ERRCODE = 'FL012',
-      MESSAGE = format('fencing: %s was not advanced to term %s: fencing.warm_up names this transaction (a warm-up only reads the advance''s path)',
-                       p_resource, p_term),
-      HINT = 'Reset fencing.warm_up to advance.';
-  END IF;
-
   BEGIN   -- a subtransaction: when another advance got there first, its row lock is given back below
     -- 1. One advance of a resource at a time: the mark row, which only the owner of these functions can lock (the
     --    application roles have SELECT only), so no other login can pose as an advance in flight.
@@ -442,5 +409,4 @@ REVOKE ALL ON fencing.entered_transactions FROM PUBLIC;
 GRANT SELECT ON fencing.entered_transactions TO fencing_auditor, fencing_admin;
 
 REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA fencing FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION fencing.enter(text, bigint, text),
-  fencing.warm_up_token() TO fencing_app;
+GRANT EXECUTE ON FUNCTION fencing.enter(text, bigint, text) TO fencing_app;

@@ -104,8 +104,8 @@ public final class FencedWriter {
     /**
      * Warm start: pays the one-time costs of the first fenced commit now, before this process can win a term — the
      * pool's connections, the driver's and jOOQ's classes, the writer's prepared statements and the fence functions'
-     * plans on a pooled session, including the advance's path (read only; {@code fencing.warm_up} makes it refuse with
-     * FL012) — in a transaction that is rolled back. Writes nothing, advances no mark, enters no term beyond that
+     * plans on a pooled session, including a whole advance (of a resource registered for the warm-up alone, inside a
+     * savepoint) — in a transaction that is rolled back. Writes nothing, advances no mark, enters no term beyond that
      * transaction and leaves nothing on the server session. Returns how long it took.
      *
      * @throws FenceUnavailableException when the database cannot be reached (nothing happened)

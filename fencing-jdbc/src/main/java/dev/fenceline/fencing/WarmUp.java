@@ -16,8 +16,8 @@ import org.jooq.impl.SQLDataType;
  * The first fenced commit's one-time costs, paid inside a transaction the caller rolls back, after the writer's own
  * first statement. Nothing persists and nothing outside this transaction is affected: no mark moves, no term is
  * entered beyond the transaction (the fence lock it takes ends with the rollback), no audit row is written, no other
- * session is terminated (the advance's path is only read, see {@link #advancePath}), nothing is left on the server
- * session.
+ * session is terminated (the advance it runs is of a resource of its own, see {@link #advancePath}), nothing is left on
+ * the server session.
  */
 final class WarmUp {
     /** Schema-qualified like most applications' tables, so jOOQ's schema mapping is loaded too. */
@@ -31,22 +31,27 @@ final class WarmUp {
     /**
      * The new leader's first write advances the mark, and in a server session that never ran an advance a good part of
      * its time goes to compiling the functions and loading the catalogs they read (see docs/benchmarks.md, "first
-     * commit after winning"). With {@code fencing.warm_up} naming this transaction ({@code fencing.warm_up_token()}),
-     * the server reads what an advance reads and refuses with FL012 before it takes a lock, terminates a session or
-     * changes anything. Inside a savepoint, so the refusal (or any other) leaves the rest of the warm-up's transaction
-     * usable.
+     * commit after winning"). So the warm-up runs a whole advance — on a resource of its own, registered inside a
+     * savepoint under a name nobody else uses, at its first term — and rolls the savepoint back: the row, its history
+     * and the fence lock go with it; nothing of the real resource is touched and nobody is terminated (no transaction
+     * holds the new resource's fence lock). Any failure only means less was warmed.
      */
-    private static void advancePath(Connection c, String resource, long nextTerm) throws SQLException {
+    private static void advancePath(Connection c) throws SQLException {
+        String scratch = "warm-up." + java.util.UUID.randomUUID().toString().replace("-", "");
         Savepoint savepoint = c.setSavepoint();
         try {
-            try (Statement st = c.createStatement()) {
-                st.execute("SELECT set_config('fencing.warm_up', fencing.warm_up_token(), true)");
+            try (PreparedStatement ps = c.prepareStatement("SELECT fencing.register_resource(?)")) {
+                ps.setString(1, scratch);
+                ps.executeQuery().close();
             }
-            enter(c, resource, nextTerm);
-        } catch (SQLException expected) {
-            // FL012 when the path was read; anything else only means less was warmed
+            try (PreparedStatement ps = c.prepareStatement("SELECT fencing.enter(?, 1, 'warm-up')")) {
+                ps.setString(1, scratch);
+                ps.executeQuery().close();
+            }
+        } catch (SQLException lessWarmed) {
+            // e.g. a login that may not register resources: the first advance pays its compilation itself
         } finally {
-            c.rollback(savepoint);    // also resets fencing.warm_up
+            c.rollback(savepoint);
         }
     }
 
@@ -75,8 +80,8 @@ final class WarmUp {
             if (mark > 0) {
                 enter(c, token.resource(), mark);
             }
-            advancePath(c, token.resource(), mark + 1);     // also for a resource's first term (mark 0)
         }
+        advancePath(c);
         // jOOQ's rendering, binding and execution of what fenced work typically does, on a temporary table that the
         // rollback removes (no trigger: it is not protected).
         try (Statement st = c.createStatement()) {

@@ -220,8 +220,7 @@ class UnprivilegedRoleAttackIT {
      * stays on the server session for the next client. A {@code fencing.term} left there by another client would,
      * were the writer not to set its own for each transaction, be the term the guard finds for the leader's writes:
      * the leader's transaction rejected as stale (and audited as a stale write of the leader's login), on every
-     * transaction that lands on that server session. {@code fencing.warm_up} left over is ignored (WarmUpIT);
-     * {@code fencing.term} must be too.
+     * transaction that lands on that server session. It must be ignored.
      */
     @Test
     void aFencingTermLeftOnAPooledServerSessionByAnotherClientDoesNotRejectTheLeadersTransactions() throws Exception {

@@ -82,9 +82,7 @@ public final class GenerateJooq {
                                         + "|audit_here_condition"
                                         + "|check_rejection_claim|append_trigger_rejection|audit_dblink_refusal"
                                         + "|audit_connection_target|audit_self_target|check_setting|rejection_reasons|configure_audit_writer"
-                                        + "|audit_path|rejections_.*"
-                                        // the warm start's marker (R__20)
-                                        + "|warm_up_token"))
+                                        + "|audit_path|rejections_.*"))
                         .withGenerate(new Generate()
                                 .withJavaTimeTypes(true)
                                 .withRecords(true)
