@@ -11,8 +11,8 @@ public final class FenceUnavailableException extends FencingException {
     private final String fix;
 
     public FenceUnavailableException(String message, Throwable cause) {
-        super(withFix(message, SqlStateFixes.fixFor(cause)), cause);
-        this.fix = SqlStateFixes.fixFor(cause);
+        super(withFix(message, SqlStates.fixFor(cause)), cause);
+        this.fix = SqlStates.fixFor(cause);
     }
 
     /** The fix on the same line as the failure: PostgreSQL's message may carry more lines (a position, a hint). */

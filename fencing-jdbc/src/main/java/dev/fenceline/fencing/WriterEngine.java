@@ -142,7 +142,7 @@ final class WriterEngine {
                     } catch (SQLException e) {
                         // A pooled connection killed while idle (e.g. by an advance): nothing was written; try a
                         // fresh one, a bounded number of times.
-                        if (isConnectionFailure(e) && attempt < attempts) {
+                        if (SqlStates.isConnectionFailure(e) && attempt < attempts) {
                             log.debug("connection lost before the transaction of {}, retrying on a fresh connection",
                                     token, e);
                             continue;
@@ -307,7 +307,7 @@ final class WriterEngine {
             try {
                 return f.apply(c);
             } catch (SQLException e) {
-                if (!isConnectionFailure(e)) {
+                if (!SqlStates.isConnectionFailure(e)) {
                     throw e;
                 }
                 last = e;
@@ -316,7 +316,7 @@ final class WriterEngine {
                 if (s == null) {
                     throw e;
                 }
-                if (!isConnectionFailure(s)) {
+                if (!SqlStates.isConnectionFailure(s)) {
                     throw s;
                 }
                 last = s;
@@ -351,7 +351,7 @@ final class WriterEngine {
                 try {
                     begin(c, token);
                 } catch (SQLException e) {
-                    if (mayRetry && isConnectionFailure(e)) {
+                    if (mayRetry && SqlStates.isConnectionFailure(e)) {
                         throw new DeadBeforeWork(e);
                     }
                     throw e;
@@ -452,7 +452,7 @@ final class WriterEngine {
             try {
                 return beginWrite(c, token, BEGIN_WRITE);
             } catch (SQLException e) {
-                if (!SPOILED_BY_SESSION.contains(e.getSQLState())) {
+                if (!SqlStates.spoiledBySession(e)) {
                     throw e;
                 }
                 log.info("the server session's settings spoiled the writer's first statement ({}: {}); the writer now"
@@ -464,9 +464,6 @@ final class WriterEngine {
         }
         return beginWrite(c, token, explicitStart + " " + BEGIN_WRITE);
     }
-
-    /** What a server session's leftover settings can make of {@link #BEGIN_WRITE}: see {@link #beginWrite}. */
-    private static final java.util.Set<String> SPOILED_BY_SESSION = java.util.Set.of("FL014", "57014", "55P03");
 
     private Long beginWrite(Connection c, FencingToken token, String sql) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(sql)) {
@@ -563,12 +560,12 @@ final class WriterEngine {
         }
         SQLException sql = findSqlException(t);
         String sqlState = sql == null ? null : sql.getSQLState();
-        if ("FL001".equals(sqlState)) {
+        if (SqlStates.STALE_TERM.equals(sqlState)) {
             // The guard decided (a mark that rose after the first statement read it, the term held by another
             // leader id, or the work set another fencing.term): it audited via dblink if it could.
             return staleFromServer(sql, t, token, d);
         }
-        if ("FL013".equals(sqlState)) {
+        if (SqlStates.NOT_THE_WRITERS_TRANSACTION.equals(sqlState)) {
             // fencing.check_writers_transaction() refused before the COMMIT in the same message: not committed.
             return new IllegalStateException("fenced work of " + token + " ended the writer's transaction itself and"
                     + " went on in a new one (e.g. COMMIT AND CHAIN, or a COMMIT sent as SQL and more SQL after it):"
@@ -576,17 +573,17 @@ final class WriterEngine {
                     + " what followed, but what the work wrote before it ended the transaction may have been committed"
                     + " outside the fence's all-or-nothing; the writer owns the transaction", t);
         }
-        if ("FL002".equals(sqlState)) {
+        if (SqlStates.NO_TERM.equals(sqlState)) {
             // a write with no term for its table: a table of another resource, or the work ended the writer's
             // transaction and wrote in the next one (the writer's settings end with its transaction)
             Matcher m = detail(sql);
             return new NotFencedException(m != null ? m.group(1) : null, m != null ? m.group(5) : null,
                     sql.getMessage(), t);
         }
-        if (sqlState != null && sqlState.startsWith("FL")) {
+        if (SqlStates.isFenceCode(sqlState)) {
             return translateEnterFailure(token, sql);
         }
-        if (sql != null && isConnectionFailure(sql)) {
+        if (sql != null && SqlStates.isConnectionFailure(sql)) {
             Recheck r = recheck(token);
             if (committing) {
                 return new CommitOutcomeUnknownException(token, r == null ? null : r.deposed, r == null ? null : r.mark,
@@ -628,24 +625,11 @@ final class WriterEngine {
     }
 
     private RuntimeException translateEnterFailure(FencingToken token, SQLException e, WriteDescription d) {
-        String s = e.getSQLState();
-        if ("FL001".equals(s)) {
+        if (SqlStates.STALE_TERM.equals(e.getSQLState())) {
             // Entering refused the term outright: another leader already holds this very term. Nothing was written.
             return staleFromServer(e, e, token, d);
         }
-        if ("FL003".equals(s)) {
-            return new IllegalArgumentException(e.getMessage(), e);
-        }
-        if ("FL004".equals(s)) {
-            return new UnknownResourceException(token.resource(), e);
-        }
-        if ("FL005".equals(s)) {
-            return new FenceUnavailableException(e.getMessage(), e);
-        }
-        if ("FL009".equals(s)) {
-            return new TermJumpException(token.resource(), token.term(), e.getMessage(), e);
-        }
-        return new FenceUnavailableException("could not enter " + token + ": " + e.getMessage(), e);
+        return SqlStates.enteringFailure(token, e);
     }
 
     private record Recheck(boolean deposed, long mark) {
@@ -741,11 +725,6 @@ final class WriterEngine {
             }
         }
         return null;
-    }
-
-    static boolean isConnectionFailure(SQLException e) {
-        String s = e.getSQLState();
-        return s != null && (s.startsWith("08") || s.equals("57P01") || s.equals("57P02") || s.equals("57P03"));
     }
 
     static SQLException findSqlException(Throwable t) {
