@@ -170,6 +170,19 @@ BEGIN
       MESSAGE = format('fencing.record_rejection: not recorded, the claim is not true: %s', v_claim.refusal),
       HINT = 'Only rejections the database can confirm are audited (a term below the mark, or the mark''s term held by another leader).';
   END IF;
+  -- The table and the operation are the writer's description of what it was writing: kept only as far as the
+  -- database can check them (a table of that name, unquoted so case-folded, schema-qualified or not, protected for
+  -- the resource; an operation that is one upper-case word), else recorded as NULL, so that no application login can
+  -- put a table or a verb of its choosing into the audit.
+  IF p_table_name IS NOT NULL AND NOT EXISTS (
+       SELECT 1 FROM fencing.protected_table p
+         JOIN pg_class c ON c.oid = p.tbl JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE p.resource = p_resource AND lower(p_table_name) IN (c.relname::text, n.nspname || '.' || c.relname)) THEN
+    p_table_name := NULL;
+  END IF;
+  IF p_operation !~ '^[A-Z][A-Z_]{0,31}$' THEN
+    p_operation := NULL;
+  END IF;
   IF p_payload IS NOT NULL THEN
     v_bytes := octet_length(p_payload::text);
     IF v_bytes > v_max THEN
@@ -187,7 +200,7 @@ BEGIN
 END
 $fn$;
 COMMENT ON FUNCTION fencing.record_rejection(text, bigint, bigint, text, text, text, text, jsonb, text, text, text, text) IS
-  'The writer''s audit: appends one row to fencing.rejected_write if the claim is true now (resource registered, term stale or held by another leader). highest_accepted, source, db_user and application_name come from the database, not the caller. Payloads over payload_max_bytes are replaced by a stub with payload_truncated = true. FL003 when the claim is not true.';
+  'The writer''s audit: appends one row to fencing.rejected_write if the claim is true now (resource registered, term stale or held by another leader). highest_accepted, source, db_user and application_name come from the database, not the caller; table_name and operation are kept only when the table is protected for the resource and the operation is one upper-case word (else NULL). Payloads over payload_max_bytes are replaced by a stub with payload_truncated = true. FL003 when the claim is not true.';
 
 -- The remote end of the trigger's audit: runs in the audit connection (as fencing_auditor_writer, or as the owner
 -- on the superuser fallback) and appends the row the rejected session checked and sent. Executable by nobody else.

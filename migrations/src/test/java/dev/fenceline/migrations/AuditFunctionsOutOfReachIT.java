@@ -65,6 +65,30 @@ class AuditFunctionsOutOfReachIT {
     }
 
     /**
+     * The writer's audit records what the writer says it was writing only as far as the database can check it: a table
+     * protected for the resource (named with or without its schema) and an operation that is one upper-case word. A
+     * fencing_app login naming another table or a phrase of its own gets a row with both NULL.
+     */
+    @Test
+    void theWritersAuditKeepsOnlyATableProtectedForTheResourceAndAnOperationWord() throws Exception {
+        String[][] cases = {
+            {"'pg_catalog.pg_authid'", "'DROP DATABASE production'", "|"},
+            {"'" + AuditFixture.TABLE + "'", "'UPDATE'", AuditFixture.TABLE + "|UPDATE"},
+            {"'payment'", "'SETTLE_BATCH'", "payment|SETTLE_BATCH"},
+            {"'public.not_a_table'", "'update'", "|"}};
+        try (Connection c = f.asApp("writer-audit-claims"); Statement s = c.createStatement()) {
+            for (String[] claim : cases) {
+                String id = AuditFixture.text(s, "SELECT fencing.record_rejection('" + AuditFixture.RESOURCE + "', 4,"
+                        + " NULL, 'writer-a', " + claim[0] + ", " + claim[1] + ", 'k', NULL)");
+                assertThat(f.text("SELECT coalesce(table_name, '') || '|' || coalesce(operation, '')"
+                        + " FROM fencing.rejected_write WHERE id = " + id))
+                        .as("recorded table and operation for the claim %s, %s", claim[0], claim[1])
+                        .isEqualTo(claim[2]);
+            }
+        }
+    }
+
+    /**
      * As a fencing_app login and as a fencing_break_glass login: a call of the trigger's audit writer claiming a stale
      * UPDATE of the protected table (term 4 below the mark 5: a claim the database would accept as true) fails with
      * 42501 and writes no row.
