@@ -35,7 +35,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  */
 @ExtendWith(PostgresExtension.class)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class AdversarialReviewIT {
+class NoOlderTermCommitsAfterAnAdvanceIT {
     private TestDatabase db;
     private AdversaryRole adversary;
 

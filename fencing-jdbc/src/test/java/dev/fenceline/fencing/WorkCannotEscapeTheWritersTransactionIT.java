@@ -1,7 +1,6 @@
 package dev.fenceline.fencing;
 
 import static dev.fenceline.fencing.AdversaryRole.execute;
-import static dev.fenceline.fencing.AdversaryRole.mark;
 import static dev.fenceline.fencing.AdversaryRole.query;
 import static dev.fenceline.fencing.AdversaryRole.sqlState;
 import static dev.fenceline.fencing.Fixtures.count;
@@ -11,7 +10,6 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.fenceline.db.DatabaseConfig;
 import dev.fenceline.db.Databases;
-import dev.fenceline.testkit.PgBouncer;
 import dev.fenceline.testkit.TestDatabase;
 import dev.fenceline.testkit.junit.PostgresExtension;
 import java.sql.Connection;
@@ -43,10 +41,13 @@ import org.junit.jupiter.params.provider.ValueSource;
  * commits; every rejection is audited exactly once. Each test has its own resource and table ({@code id bigint, note text},
  * rows 1..3 with note {@code initial}, made by {@link AdversaryRole#protectedTable}). The deposing advance is made on a
  * separate connection of the same role, in the work's own thread, so the order of events is forced without sleeping.
+ *
+ * <p>A stale write the work rolls back or swallows: {@link StaleWritesInsideTheWorkAreAuditedExactlyOnceIT}; what the
+ * writer's warm-up leaves on the pooled session: {@link WarmUpLeavesNothingOnThePooledSessionIT}.
  */
 @ExtendWith(PostgresExtension.class)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class FencedConnectionReviewIT {
+class WorkCannotEscapeTheWritersTransactionIT {
     private static final AtomicInteger TABLES = new AtomicInteger();
 
     private TestDatabase db;
@@ -105,22 +106,6 @@ class FencedConnectionReviewIT {
             assertThat(query(b, "SELECT fencing.enter('" + resource + "', " + term + ", 'b')"))
                     .isEqualTo(Long.toString(term));
         }
-    }
-
-    /**
-     * What a server session carries that could count for a later transaction on it: "term|resource|advisory
-     * locks|temporary relations" (the warm-up writes to a temporary table in a transaction it rolls back).
-     */
-    private static String sessionLeftovers(Connection c) throws SQLException {
-        return query(c, "SELECT coalesce(current_setting('fencing.term', true), '')"
-                + " || '|' || coalesce(current_setting('fencing.resource', true), '')"
-                + " || '|' || (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid())"
-                + " || '|' || (SELECT count(*) FROM pg_class WHERE relnamespace = pg_my_temp_schema())");
-    }
-
-    /** Transactions holding the resource's fence lock now (the view the next advance's victims are listed in). */
-    private long enteredTransactions(String resource) {
-        return count(db, "SELECT count(*) FROM fencing.entered_transactions WHERE resource = '" + resource + "'");
     }
 
     /** Runs {@code action} as leader a at term 5 of the table's resource, on a new pool of one session. */
@@ -481,62 +466,7 @@ class FencedConnectionReviewIT {
         assertThat(audits(resource, 5)).as("audit rows of the rejected term-5 transaction").isEqualTo(1);
     }
 
-    // ---- audit: exactly once --------------------------------------------------------------------------------
-
-    /**
-     * The work offers an older term for one statement (SET LOCAL fencing.term through the connection) inside a
-     * savepoint and rolls back to it: PostgreSQL rejects and audits that statement once; the rest of the transaction
-     * commits at the current term.
-     */
-    @Test
-    void staleStatementRolledBackToASavepointIsAuditedOnceAndTheRestCommits() {
-        String table = table("savepoint");
-        String resource = resourceOf(table);
-        advanceQuietly(resource, 6);
-        FencingToken t6 = FencingToken.of(resource, 6, "b");
-        try (HikariDataSource pool = pool("leader-b")) {
-            FencedWriter writer = FencedWriter.create(pool, FencedWriterConfig.defaults());
-            writer.run(t6, ctx -> {
-                Connection c = ctx.connection();
-                var savepoint = c.setSavepoint();
-                execute(c, "SET LOCAL fencing.term = '5'");
-                Throwable stale = catchThrowable(() -> update(c, table, 1, "term 5 inside a term-6 transaction", 5));
-                assertThat(sqlState(stale)).isEqualTo("FL001");
-                c.rollback(savepoint);
-                update(c, table, 2, "term 6", 6);
-            });
-        }
-        assertThat(note(table, 1)).isEqualTo("initial");
-        assertThat(note(table, 2)).isEqualTo("term 6");
-        assertThat(audits(resource, 5)).isEqualTo(1);
-    }
-
-    /**
-     * As above without a savepoint, and the work swallows the rejection and returns. PostgreSQL aborted the
-     * transaction, so the writer's COMMIT rolls it back (pgjdbc 42.7 reports no error for that): the term-6 write
-     * is lost while the writer returns as if it had committed. One audit row either way.
-     */
-    @Test
-    void workThatSwallowsARejectedStatementIsNotReportedAsCommitted() {
-        String table = table("swallowed_stale");
-        String resource = resourceOf(table);
-        advanceQuietly(resource, 6);
-        FencingToken t6 = FencingToken.of(resource, 6, "b");
-        Throwable failed;
-        try (HikariDataSource pool = pool("leader-b")) {
-            FencedWriter writer = FencedWriter.create(pool, FencedWriterConfig.defaults());
-            failed = catchThrowable(() -> writer.run(t6, ctx -> {
-                Connection c = ctx.connection();
-                update(c, table, 2, "term 6", 6);
-                execute(c, "SET LOCAL fencing.term = '5'");
-                catchThrowable(() -> update(c, table, 1, "term 5 inside a term-6 transaction", 5));
-            }));
-        }
-        assertThat(note(table, 1)).isEqualTo("initial");
-        assertThat(audits(resource, 5)).isEqualTo(1);
-        assertThat(failed).as("the writer's outcome for a transaction whose term-6 write (row 2 now: %s) was rolled"
-                + " back at COMMIT", note(table, 2)).isNotNull();
-    }
+    // ---- ending the transaction by other routes: PREPARE, jOOQ, procedures ----------------------------------
 
     /**
      * The work prepares its own transaction (PREPARE TRANSACTION through the connection): the writer's COMMIT then has
@@ -655,137 +585,5 @@ class FencedConnectionReviewIT {
         });
         assertThat(sqlState(failed)).as("%s", failed).isEqualTo("2D000");
         assertThat(note(table, 1)).isEqualTo("initial");
-    }
-
-    /**
-     * Another leader's advance terminates the work's session; the work swallows the resulting error and returns. The
-     * connection was dead before COMMIT was sent, so nothing was committed: the transaction was rejected as deposed,
-     * and is audited like one.
-     */
-    @Test
-    void deposedWorkThatSwallowsItsConnectionLossIsRejectedAndAuditedOnce() {
-        String table = table("swallowed_loss");
-        String resource = resourceOf(table);
-        Throwable rejected = runAtTermFive(table, ctx -> {
-            Connection c = ctx.connection();
-            update(c, table, 1, "term 5", 5);
-            advance(resource, 6);
-            Throwable lost = catchThrowable(() -> update(c, table, 2, "term 5 after 6", 5));
-            assertThat(AdversaryRole.connectionLost(lost)).as("%s", lost).isTrue();
-        });
-        assertThat(rejected).isInstanceOf(StaleTermException.class);
-        assertThat(note(table, 1)).isEqualTo("initial");
-        assertThat(audits(resource, 5)).isEqualTo(1);
-    }
-
-    private void advanceQuietly(String resource, long term) {
-        try {
-            advance(resource, term);
-        } catch (SQLException e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
-    // ---- warm-up --------------------------------------------------------------------------------------------
-
-    /**
-     * After {@code warmUp}, the pool's only session is handed to code that does not use the writer: it must find no
-     * fencing setting, no fence lock and no temporary relation, no transaction of it may be listed as entered, and an
-     * unfenced write is rejected (FL002) and audited once.
-     */
-    @ParameterizedTest(name = "{0}")
-    @ValueSource(strings = {"mark-zero", "unknown", "held-by-another-leader"})
-    void warmUpLeavesNothingOnThePooledSessionForALaterUnfencedUse(String kind) throws Exception {
-        String table = "warm_" + kind.replace('-', '_') + "_" + TABLES.incrementAndGet();
-        String resource = resourceOf(table);
-        String warmed = resource;
-        switch (kind) {
-            case "mark-zero" -> Fixtures.sql(db, "SELECT fencing.register_resource('" + resource + "')",
-                    "CREATE TABLE " + table + " (id bigint PRIMARY KEY, note text)",
-                    "INSERT INTO " + table + " VALUES (1, 'initial')",
-                    "SELECT fencing.protect_table('" + table + "', '" + resource + "')",
-                    "GRANT SELECT, INSERT, UPDATE, DELETE ON " + table + " TO " + adversary.name());
-            case "unknown" -> {
-                adversary.protectedTable(table, resource, 5, "a");
-                warmed = resource + "-unregistered";
-            }
-            default -> adversary.protectedTable(table, resource, 5, "a");
-        }
-        long markBefore = mark(db, resource);
-        long historyBefore = count(db, "SELECT count(*) FROM fencing.term_history");
-        try (HikariDataSource pool = pool("warmed")) {
-            FencedWriter writer = FencedWriter.create(pool, FencedWriterConfig.defaults());
-            assertThat(writer.warmUp(warmed)).isPositive();
-            try (Connection c = pool.getConnection()) {
-                assertThat(sessionLeftovers(c))
-                        .as("term|resource|advisory locks|temporary relations on the pooled session").isEqualTo("||0|0");
-                assertThat(enteredTransactions(resource)).as("transactions entered for %s", resource).isZero();
-                Throwable unfenced = catchThrowable(() -> execute(c,
-                        "UPDATE " + table + " SET note = 'unfenced after warm-up' WHERE id = 1"));
-                assertThat(sqlState(unfenced)).as("%s", unfenced).isEqualTo("FL002");
-            }
-        }
-        assertThat(note(table, 1)).isEqualTo("initial");
-        assertThat(mark(db, resource)).isEqualTo(markBefore);
-        assertThat(count(db, "SELECT count(*) FROM fencing.term_history")).isEqualTo(historyBefore);
-        assertThat(count(db, "SELECT count(*) FROM fencing.high_water_mark WHERE resource = '" + warmed + "'"))
-                .as("rows of the warmed resource").isEqualTo(kind.equals("unknown") ? 0 : 1);
-        assertThat(count(db, "SELECT count(*) FROM fencing.rejected_write WHERE resource = '" + resource + "'"))
-                .as("audit rows: the unfenced write only").isEqualTo(1);
-    }
-
-    /**
-     * Warm-up of a writer whose previous transaction left a session setting behind through the connection: the
-     * warm-up's term (1) and resource are transaction-local and do not replace or remove what the session had.
-     */
-    @Test
-    void warmUpDoesNotLetAStaleSessionTermThroughOnThePooledSession() throws Exception {
-        String table = table("warm_after_set");
-        String resource = resourceOf(table);
-        FencingToken t5 = FencingToken.of(resource, 5, "a");
-        try (HikariDataSource pool = pool("leader-a")) {
-            FencedWriter writer = FencedWriter.create(pool, FencedWriterConfig.defaults());
-            writer.run(t5, ctx -> execute(ctx.connection(), "SET fencing.term = '5'",
-                    "SET fencing.resource = '" + resource + "'"));
-            writer.warmUp(resource);
-            advance(resource, 6);
-            Throwable late = catchThrowable(() -> writer.run(t5,
-                    ctx -> update(ctx.connection(), table, 1, "term 5 after 6, after a warm-up", 5)));
-            assertThat(late).isInstanceOf(StaleTermException.class);
-        }
-        assertThat(note(table, 1)).isEqualTo("initial");
-        assertThat(audits(resource, 5)).isEqualTo(1);
-    }
-
-    /**
-     * Behind PgBouncer in transaction mode (one server session shared by every client), the warm-up leaves nothing
-     * on the server session for the next client: no setting, no fence lock, no temporary relation.
-     */
-    @Test
-    void warmUpBehindATransactionPoolerLeavesNothingForTheNextClient() throws Exception {
-        String table = table("warm_bouncer");
-        String resource = resourceOf(table);
-        try (PgBouncer bouncer = PgBouncer.start(db.server(),
-                PgBouncer.Options.defaults().poolMode("transaction").defaultPoolSize(1));
-             HikariDataSource pool = Databases.dataSource(DatabaseConfig.builder(bouncer.jdbcUrl(db.name()))
-                     .username(bouncer.user()).password(bouncer.password()).maximumPoolSize(1)
-                     .applicationName("warmed").poolName("warmed-bouncer").build())) {
-            FencedWriter writer = FencedWriter.create(pool,
-                    FencedWriterConfig.builder().build());
-            long warmedPid = writer.transaction(FencingToken.of(resource, 5, "a"),
-                    ctx -> ctx.dsl().fetchSingle("SELECT pg_backend_pid()").get(0, Long.class));
-            writer.warmUp(resource);
-            try (Connection next = bouncer.connection(db.name())) {
-                assertThat(AdversaryRole.backendPid(next)).as("the one server session").isEqualTo(warmedPid);
-                assertThat(sessionLeftovers(next))
-                        .as("term|resource|advisory locks|temporary relations for the next client")
-                        .isEqualTo("||0|0");
-                Throwable unfenced = catchThrowable(() -> execute(next,
-                        "UPDATE " + table + " SET note = 'next client, unfenced' WHERE id = 1"));
-                assertThat(sqlState(unfenced)).as("%s", unfenced).isEqualTo("FL002");
-            }
-        }
-        assertThat(note(table, 1)).isEqualTo("initial");
-        assertThat(mark(db, resource)).isEqualTo(5);
     }
 }
