@@ -28,6 +28,15 @@ public interface LeaderElection extends AutoCloseable {
   Optional<Leadership> leadership();
 
   /**
+   * Who leads, as this handle last read the election's keys (no I/O): the leader record — leader id, term, metadata —
+   * of whichever candidate holds the election, this one or another; empty when the leader key was absent (or
+   * unreadable) at that read, or before the first. Reads follow every change the watch reports, so on a follower this
+   * is at most a watch delay old. For display and routing only: it proves nothing ({@link #leadership()} and the
+   * fence do).
+   */
+  Optional<LeaderRecord> observedLeader();
+
+  /**
    * Waits until this candidate is LEADER with a valid deadline.
    *
    * @throws TimeoutException     if not leader within {@code timeout}

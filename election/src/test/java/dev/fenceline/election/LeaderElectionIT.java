@@ -57,6 +57,28 @@ class LeaderElectionIT {
   }
 
   @Test
+  void everyCandidateObservesWhoLeadsAtWhichTermAndFollowsAHandover() throws Exception {
+    ElectionConfig cfg = config(Duration.ofSeconds(2)).build();
+    String name = electionName("observed");
+    try (Candidate a = Candidate.started(cfg, name, "a"); Candidate b = Candidate.started(cfg, name, "b")) {
+      Candidate leader = awaitSingleLeader(List.of(a, b), Duration.ofSeconds(10));
+      Candidate follower = leader == a ? b : a;
+      long term = leader.election.leadership().orElseThrow().term();
+      await().atMost(Duration.ofSeconds(5)).until(() -> follower.election.observedLeader()
+          .map(r -> r.leaderId().equals(leader.id) && r.term() == term).orElse(false));
+      assertThat(leader.election.observedLeader()).get()
+          .satisfies(r -> assertThat(r.leaderId()).isEqualTo(leader.id))
+          .satisfies(r -> assertThat(r.metadata()).containsEntry("test", "true"));
+
+      leader.election.resign().get(5, java.util.concurrent.TimeUnit.SECONDS);
+      await().atMost(Duration.ofSeconds(10)).until(() -> follower.election.observedLeader()
+          .map(r -> r.leaderId().equals(follower.id) && r.term() > term).orElse(false));
+      await().atMost(Duration.ofSeconds(5)).until(() -> leader.election.observedLeader()
+          .map(r -> r.leaderId().equals(follower.id)).orElse(false));
+    }
+  }
+
+  @Test
   void fiveCandidatesTwentyHandoversTermsStrictlyIncreasing() throws Exception {
     String name = electionName("handover");
     ElectionConfig cfg = config(Duration.ofSeconds(2)).build();

@@ -216,7 +216,8 @@ public final class LeaderTask implements AutoCloseable {
             p = TaskPhase.STOPPING;        // close() was called: the task thread is finishing the run and resigning
         }
         return new TaskHealth(resource, election.electionName(), election.candidateId(), p, election.state(),
-                l != null ? l.term() : lastTerm, valid, lastRun, committed.get(), rejected.get(), failure);
+                l != null ? l.term() : lastTerm, valid, lastRun, committed.get(), rejected.get(), failure,
+                election.observedLeader().orElse(null));
     }
 
     /** The task's election handle (add {@link dev.fenceline.election.ElectionListener}s; do not start or close it). */

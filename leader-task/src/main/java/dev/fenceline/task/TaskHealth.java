@@ -1,5 +1,6 @@
 package dev.fenceline.task;
 
+import dev.fenceline.election.LeaderRecord;
 import dev.fenceline.election.LeadershipState;
 
 /**
@@ -16,10 +17,12 @@ import dev.fenceline.election.LeadershipState;
  * @param runsCommitted  runs with outcome COMMITTED so far
  * @param runsRejected   runs with outcome REJECTED_STALE so far
  * @param failure        in phase {@link TaskPhase#FAILED}: what stopped the task and what fixes it; otherwise null
+ * @param observedLeader who leads the task's election (this task or another), as its handle last read it; null when
+ *                       no leader was there ({@link dev.fenceline.election.LeaderElection#observedLeader()})
  */
 public record TaskHealth(String resource, String electionName, String candidateId, TaskPhase phase,
                          LeadershipState electionState, long term, boolean valid, RunResult lastRun, long runsCommitted,
-                         long runsRejected, String failure) {
+                         long runsRejected, String failure, LeaderRecord observedLeader) {
     /** Up unless stopping, stopped or failed: a follower is healthy. */
     public boolean up() {
         return phase != TaskPhase.STOPPING && phase != TaskPhase.STOPPED && phase != TaskPhase.FAILED;

@@ -6,6 +6,7 @@ import dev.fenceline.fencing.FencedContext;
 import dev.fenceline.fencing.FencedWriter;
 import dev.fenceline.task.LeaderTask;
 import dev.fenceline.task.TaskListener;
+import dev.fenceline.task.TaskPhase;
 import dev.fenceline.task.TaskWork;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -159,12 +160,39 @@ public class FencedLeaderTasks implements BeanPostProcessor, SmartLifecycle, App
             throw new IllegalStateException("fenced task " + f.name + ": " + e.getMessage(), e);
         }
         listeners.orderedStream().forEach(b::listener);
+        b.listener(leadershipEvents(resource, properties));
         try {
             return b.build();
         } catch (RuntimeException e) {
             throw new IllegalStateException("fenced task " + f.name + " (resource '" + resource + "', election '"
                     + (election != null ? election : resource) + "'): " + e.getMessage(), e);
         }
+    }
+
+    /**
+     * Leadership granted and revoked as application events ({@link FencedLeadershipGranted},
+     * {@link FencedLeadershipRevoked}): granted when the task starts leading a term, revoked when it leaves that term
+     * (to campaign again, to stop, or because it failed). SUSPECT, a term held but not provable for a moment, is
+     * neither: the term may come back without a new grant.
+     */
+    private TaskListener leadershipEvents(String resource, FencelineProperties properties) {
+        String candidate = properties.getElection().candidateId();
+        return new TaskListener() {
+            private long leading;
+
+            @Override
+            public void onPhaseChange(TaskPhase previous, TaskPhase phase, long term, String reason) {
+                boolean holds = phase == TaskPhase.LEADING || phase == TaskPhase.SUSPECT;
+                if (phase == TaskPhase.LEADING && leading == 0) {
+                    leading = term;
+                    context.publishEvent(new FencedLeadershipGranted(resource, candidate, term));
+                } else if (!holds && leading != 0) {
+                    long ended = leading;
+                    leading = 0;
+                    context.publishEvent(new FencedLeadershipRevoked(resource, candidate, ended, reason));
+                }
+            }
+        };
     }
 
     /** Graceful handover of every task, one after the other (each bounded by fenceline.task.handover-timeout). */

@@ -68,6 +68,7 @@ public class FencelineHealthIndicator extends AbstractHealthIndicator {
         d.put("leader", election.state() == LeadershipState.LEADER && valid);
         held.ifPresent(l -> d.put("term", l.term()));
         d.put("valid", valid);
+        election.observedLeader().ifPresent(r -> d.put("observedLeader", Map.of("id", r.leaderId(), "term", r.term())));
         return d;
     }
 
@@ -87,6 +88,9 @@ public class FencelineHealthIndicator extends AbstractHealthIndicator {
         d.put("runsRejected", h.runsRejected());
         if (h.failure() != null) {
             d.put("failure", h.failure());
+        }
+        if (h.observedLeader() != null) {
+            d.put("observedLeader", Map.of("id", h.observedLeader().leaderId(), "term", h.observedLeader().term()));
         }
         if (h.lastRun() != null) {
             d.put("lastRun", Map.of("outcome", h.lastRun().outcome().name(), "term", h.lastRun().term()));

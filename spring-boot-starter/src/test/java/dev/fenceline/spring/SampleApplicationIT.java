@@ -12,6 +12,7 @@ import dev.fenceline.migrations.FencingMigrations;
 import dev.fenceline.spring.plain.LedgerService;
 import dev.fenceline.spring.plain.PlainApplication;
 import dev.fenceline.spring.sample.FreezePoint;
+import dev.fenceline.spring.sample.LeadershipEvents;
 import dev.fenceline.spring.sample.SampleApplication;
 import dev.fenceline.spring.work.WorkApplication;
 import dev.fenceline.task.LeaderTask;
@@ -126,6 +127,9 @@ class SampleApplicationIT {
                     .endpointsCsv(etcd.endpointsCsv()).meterRegistry(new SimpleMeterRegistry()).build())) {
                 await().atMost(WAIT).until(() -> "CAMPAIGNING".equals(fencelineHealth(b).getDetails().get("phase")));
                 assertThat(fencelineHealth(b).getStatus()).isEqualTo(Status.UP);
+                // A follower sees who leads: the leader record it last read.
+                await().atMost(WAIT).until(() -> java.util.Map.of("id", "app-a", "term", termA)
+                        .equals(fencelineHealth(b).getDetails().get("observedLeader")));
                 assertThat(fencelineHealth(b).getDetails()).containsEntry("leader", false)
                         .containsEntry("valid", false);
 
@@ -158,6 +162,12 @@ class SampleApplicationIT {
                 assertThat(count("SELECT count(*) FROM settlement WHERE request_id = 2")).isEqualTo(1);
                 assertThat(count("SELECT count(*) FROM settlement WHERE settled_by = 'app-a' AND request_id <> 1"))
                         .isZero();
+
+                // Leadership as application events: A was granted termA and, deposed, had it revoked; B got termB.
+                await().atMost(WAIT).until(() -> a.getBean(LeadershipEvents.class).seen().size() >= 2);
+                assertThat(a.getBean(LeadershipEvents.class).seen()).startsWith(
+                        "granted " + termA + " sample app-a", "revoked " + termA + " sample app-a");
+                assertThat(b.getBean(LeadershipEvents.class).seen()).containsExactly("granted " + termB + " sample app-b");
 
                 Health deposed = fencelineHealth(a);
                 assertThat(deposed.getStatus()).isEqualTo(Status.UP);

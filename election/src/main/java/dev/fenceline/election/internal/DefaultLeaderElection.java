@@ -99,6 +99,8 @@ final class DefaultLeaderElection implements LeaderElection {
   private ScheduledFuture<?> retryTask;
   /** The last successful read (null before the first); lets a delete event go straight to the CAS. */
   private KeysSnapshot lastSnapshot;
+  /** The leader record of the latest read of the keys (null: none there), for {@link #observedLeader()}. */
+  private volatile LeaderRecord observedLeader;
 
   /** The bytes of the record we hold (they contain its random nonce); serial-executor confined. */
   private byte[] heldRecord;
@@ -162,6 +164,11 @@ final class DefaultLeaderElection implements LeaderElection {
   @Override
   public Optional<Leadership> leadership() {
     return Optional.ofNullable(leadership);
+  }
+
+  @Override
+  public Optional<LeaderRecord> observedLeader() {
+    return Optional.ofNullable(observedLeader);
   }
 
   @Override
@@ -497,6 +504,7 @@ final class DefaultLeaderElection implements LeaderElection {
     backoff.reset();
     s.epoch = epoch;
     lastSnapshot = s;
+    observedLeader = s.record;
     decideOn(s);
   }
 

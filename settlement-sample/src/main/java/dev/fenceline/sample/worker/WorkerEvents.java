@@ -63,7 +63,7 @@ final class WorkerEvents implements TaskListener, ElectionListener {
 
     private TaskHealth health() {
         LeaderTask t = task;
-        return t == null ? new TaskHealth(cfg.resource(), cfg.election(), cfg.workerId(), null, null, 0, false, null, 0, 0, null)
+        return t == null ? new TaskHealth(cfg.resource(), cfg.election(), cfg.workerId(), null, null, 0, false, null, 0, 0, null, null)
                 : t.health();
     }
 
@@ -139,7 +139,7 @@ final class WorkerEvents implements TaskListener, ElectionListener {
                 electionTerm, databaseMark, floor);
     }
 
-    /** /health: {status, worker, election, state, term, valid, batches_committed, batches_rejected}. */
+    /** /health: {status, worker, election, state, term, valid, leader, leader_term, batches_committed, batches_rejected}. */
     MetricsServer.Health health(BooleanSupplier stopping) {
         LeaderTask t = task;
         TaskHealth h = health();
@@ -155,6 +155,10 @@ final class WorkerEvents implements TaskListener, ElectionListener {
         boolean holdsTerm = h.electionState() == LeadershipState.LEADER || h.electionState() == LeadershipState.SUSPECT;
         m.put("term", holdsTerm ? h.term() : 0);
         m.put("valid", h.valid());
+        if (h.observedLeader() != null) {
+            m.put("leader", h.observedLeader().leaderId());
+            m.put("leader_term", h.observedLeader().term());
+        }
         m.put("batches_committed", h.runsCommitted());
         m.put("batches_rejected", h.runsRejected());
         try {

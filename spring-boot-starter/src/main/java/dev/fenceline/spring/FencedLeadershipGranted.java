@@ -1,0 +1,13 @@
+package dev.fenceline.spring;
+
+/**
+ * Published as a Spring application event when a {@code @FencedLeaderTask} starts leading: its election granted this
+ * application {@code term}, which the database accepted (the task checked it against the fence's mark), and runs
+ * begin. Published on the task's own thread: a listener that blocks delays the task's first run.
+ *
+ * @param resource    the fenced resource the task writes under
+ * @param candidateId this application's candidate id in the election
+ * @param term        the term granted
+ */
+public record FencedLeadershipGranted(String resource, String candidateId, long term) {
+}
