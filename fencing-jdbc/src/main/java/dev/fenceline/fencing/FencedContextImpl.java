@@ -159,7 +159,7 @@ final class FencedContextImpl implements FencedContext {
                         + " and ends with the work");
             }
             if (connection && name.equals("getCopyAPI") && target instanceof org.postgresql.core.BaseConnection base) {
-                return new BoundCopyManager(base);
+                return new WorkBoundCopyApi(base);
             }
             if (name.equals("unwrap") && args != null && args.length == 1 && args[0] instanceof Class<?> iface) {
                 return unwrap(proxy, iface);
@@ -200,8 +200,8 @@ final class FencedContextImpl implements FencedContext {
      * COPY through {@code PGConnection.getCopyAPI()}: bound to the work's thread and lifetime like the connection view
      * (every copy method of the driver's CopyManager starts through these three).
      */
-    private final class BoundCopyManager extends org.postgresql.copy.CopyManager {
-        BoundCopyManager(org.postgresql.core.BaseConnection base) throws SQLException {
+    private final class WorkBoundCopyApi extends org.postgresql.copy.CopyManager {
+        WorkBoundCopyApi(org.postgresql.core.BaseConnection base) throws SQLException {
             super(base);
         }
 
