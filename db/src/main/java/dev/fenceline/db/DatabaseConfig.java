@@ -199,7 +199,10 @@ public final class DatabaseConfig {
             }
             between("connectionTimeout", connectionTimeout, Duration.ofMillis(250), Duration.ofMinutes(5));
             between("lockTimeout", lockTimeout, Duration.ofMillis(1), MAX_TIMEOUT);
-            between("idleInTransactionSessionTimeout", idleInTransactionSessionTimeout, Duration.ofMillis(100),
+            between(
+                    "idleInTransactionSessionTimeout",
+                    idleInTransactionSessionTimeout,
+                    Duration.ofMillis(100),
                     MAX_TIMEOUT);
             between("statementTimeout", statementTimeout, Duration.ZERO, MAX_TIMEOUT);
             printable("applicationName", applicationName, 63);
@@ -222,12 +225,12 @@ public final class DatabaseConfig {
         private static void between(String property, Duration value, Duration min, Duration max) {
             Objects.requireNonNull(value, property);
             if (value.compareTo(min) < 0) {
-                throw new IllegalArgumentException(property + " cannot be less than " + min.toMillis() + "ms, was "
-                        + value.toMillis() + "ms");
+                throw new IllegalArgumentException(
+                        property + " cannot be less than " + min.toMillis() + "ms, was " + value.toMillis() + "ms");
             }
             if (value.compareTo(max) > 0) {
-                throw new IllegalArgumentException(property + " cannot be greater than " + max.toMillis()
-                        + "ms, was " + value.toMillis() + "ms");
+                throw new IllegalArgumentException(
+                        property + " cannot be greater than " + max.toMillis() + "ms, was " + value.toMillis() + "ms");
             }
         }
 
@@ -236,8 +239,8 @@ public final class DatabaseConfig {
                 throw new IllegalArgumentException(property + " must not be blank, was '" + value + "'");
             }
             if (value.length() > maxLength) {
-                throw new IllegalArgumentException(property + " cannot be longer than " + maxLength
-                        + " characters, was " + value.length());
+                throw new IllegalArgumentException(
+                        property + " cannot be longer than " + maxLength + " characters, was " + value.length());
             }
             for (int i = 0; i < value.length(); i++) {
                 char c = value.charAt(i);

@@ -28,8 +28,7 @@ public final class Databases {
         }
     }
 
-    private Databases() {
-    }
+    private Databases() {}
 
     /** A HikariCP pool configured from {@code config}; close it when done. */
     public static HikariDataSource dataSource(DatabaseConfig config) {

@@ -28,19 +28,25 @@ class DatabaseConfigTest {
 
     @Test
     void minimumIdleAbovePoolSizeIsRejected() {
-        assertThatThrownBy(() -> DatabaseConfig.builder(URL).maximumPoolSize(4).minimumIdle(5).build())
+        assertThatThrownBy(() -> DatabaseConfig.builder(URL)
+                        .maximumPoolSize(4)
+                        .minimumIdle(5)
+                        .build())
                 .hasMessage("minimumIdle cannot be greater than maximumPoolSize (4), was 5");
     }
 
     @Test
     void zeroLockTimeoutIsRejectedBecauseFencedWritesMustNotWaitForever() {
-        assertThatThrownBy(() -> DatabaseConfig.builder(URL).lockTimeout(Duration.ZERO).build())
+        assertThatThrownBy(() ->
+                        DatabaseConfig.builder(URL).lockTimeout(Duration.ZERO).build())
                 .hasMessage("lockTimeout cannot be less than 1ms, was 0ms");
     }
 
     @Test
     void hugeIdleInTransactionTimeoutIsRejected() {
-        assertThatThrownBy(() -> DatabaseConfig.builder(URL).idleInTransactionSessionTimeout(Duration.ofHours(2)).build())
+        assertThatThrownBy(() -> DatabaseConfig.builder(URL)
+                        .idleInTransactionSessionTimeout(Duration.ofHours(2))
+                        .build())
                 .hasMessage("idleInTransactionSessionTimeout cannot be greater than 3600000ms, was 7200000ms");
     }
 
@@ -52,7 +58,8 @@ class DatabaseConfigTest {
 
     @Test
     void applicationNameWithControlCharactersIsRejected() {
-        assertThatThrownBy(() -> DatabaseConfig.builder(URL).applicationName("a\nb").build())
+        assertThatThrownBy(() ->
+                        DatabaseConfig.builder(URL).applicationName("a\nb").build())
                 .hasMessageStartingWith("applicationName must be printable ASCII");
     }
 }

@@ -20,15 +20,20 @@ class DatabasesIT {
     @Test
     void pooledConnectionsCarryTheFencedSessionSettingsAndGeneratedClassesMatchTheSchema(TestDatabase db) {
         FencingMigrations.migrate(db.dataSource());
-        DatabaseConfig config = DatabaseConfig.builder(db.jdbcUrl()).username(db.user())
-                .maximumPoolSize(2).lockTimeout(Duration.ofMillis(1500))
-                .idleInTransactionSessionTimeout(Duration.ofSeconds(7)).applicationName("dbs-it").build();
+        DatabaseConfig config = DatabaseConfig.builder(db.jdbcUrl())
+                .username(db.user())
+                .maximumPoolSize(2)
+                .lockTimeout(Duration.ofMillis(1500))
+                .idleInTransactionSessionTimeout(Duration.ofSeconds(7))
+                .applicationName("dbs-it")
+                .build();
         try (HikariDataSource ds = Databases.dataSource(config)) {
             DSLContext dsl = Databases.dsl(ds);
             Record3<String, String, String> r = dsl.select(
-                    DSL.field("current_setting('lock_timeout')", String.class),
-                    DSL.field("current_setting('idle_in_transaction_session_timeout')", String.class),
-                    DSL.field("current_setting('application_name')", String.class)).fetchSingle();
+                            DSL.field("current_setting('lock_timeout')", String.class),
+                            DSL.field("current_setting('idle_in_transaction_session_timeout')", String.class),
+                            DSL.field("current_setting('application_name')", String.class))
+                    .fetchSingle();
             assertThat(r.value1()).isEqualTo("1500ms");
             assertThat(r.value2()).isEqualTo("7s");
             assertThat(r.value3()).isEqualTo("dbs-it");

@@ -21,19 +21,19 @@ import java.util.Optional;
  * @param leadership   the leadership concerned, or null
  */
 public record ElectionEvent(
-    String electionName,
-    String candidateId,
-    LeadershipState previous,
-    LeadershipState state,
-    long term,
-    long leaseId,
-    String reason,
-    long nanoTime,
-    Instant wallTime,
-    long validUntilNanos,
-    Leadership leadership) {
+        String electionName,
+        String candidateId,
+        LeadershipState previous,
+        LeadershipState state,
+        long term,
+        long leaseId,
+        String reason,
+        long nanoTime,
+        Instant wallTime,
+        long validUntilNanos,
+        Leadership leadership) {
 
-  public Optional<Leadership> leadershipIfAny() {
-    return Optional.ofNullable(leadership);
-  }
+    public Optional<Leadership> leadershipIfAny() {
+        return Optional.ofNullable(leadership);
+    }
 }

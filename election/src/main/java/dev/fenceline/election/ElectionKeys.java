@@ -19,54 +19,54 @@ import java.util.regex.Pattern;
  * @param election  election name: 1-128 characters of {@code [A-Za-z0-9._-]}
  */
 public record ElectionKeys(String keyPrefix, String election) {
-  private static final Pattern NAME = Pattern.compile("[A-Za-z0-9._-]{1,128}");
+    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9._-]{1,128}");
 
-  public ElectionKeys {
-    requireValidName(election, "election name");
-    if (keyPrefix == null || !keyPrefix.endsWith("/")) {
-      throw new ElectionException("keyPrefix must end with '/', was: " + keyPrefix);
+    public ElectionKeys {
+        requireValidName(election, "election name");
+        if (keyPrefix == null || !keyPrefix.endsWith("/")) {
+            throw new ElectionException("keyPrefix must end with '/', was: " + keyPrefix);
+        }
     }
-  }
 
-  public static ElectionKeys of(String keyPrefix, String election) {
-    return new ElectionKeys(keyPrefix, election);
-  }
-
-  /** Throws an {@link ElectionException} naming {@code what} unless {@code name} matches {@code [A-Za-z0-9._-]{1,128}}. */
-  public static String requireValidName(String name, String what) {
-    if (name == null || !NAME.matcher(name).matches()) {
-      throw new ElectionException(what + " must match [A-Za-z0-9._-]{1,128}, was: "
-          + (name == null ? "null" : "'" + name + "'"));
+    public static ElectionKeys of(String keyPrefix, String election) {
+        return new ElectionKeys(keyPrefix, election);
     }
-    return name;
-  }
 
-  /** {@code <prefix><election>/}: a range read of this prefix returns exactly this election's keys. */
-  public String root() {
-    return keyPrefix + election + "/";
-  }
+    /** Throws an {@link ElectionException} naming {@code what} unless {@code name} matches {@code [A-Za-z0-9._-]{1,128}}. */
+    public static String requireValidName(String name, String what) {
+        if (name == null || !NAME.matcher(name).matches()) {
+            throw new ElectionException(
+                    what + " must match [A-Za-z0-9._-]{1,128}, was: " + (name == null ? "null" : "'" + name + "'"));
+        }
+        return name;
+    }
 
-  public String leader() {
-    return root() + "leader";
-  }
+    /** {@code <prefix><election>/}: a range read of this prefix returns exactly this election's keys. */
+    public String root() {
+        return keyPrefix + election + "/";
+    }
 
-  public String term() {
-    return root() + "term";
-  }
+    public String leader() {
+        return root() + "leader";
+    }
 
-  public String termFloor() {
-    return root() + "term-floor";
-  }
+    public String term() {
+        return root() + "term";
+    }
 
-  public String paused() {
-    return root() + "paused";
-  }
+    public String termFloor() {
+        return root() + "term-floor";
+    }
 
-  public String resignRequest() {
-    return root() + "resign-request";
-  }
+    public String paused() {
+        return root() + "paused";
+    }
 
-  public String resigned() {
-    return root() + "resigned";
-  }
+    public String resignRequest() {
+        return root() + "resign-request";
+    }
+
+    public String resigned() {
+        return root() + "resigned";
+    }
 }

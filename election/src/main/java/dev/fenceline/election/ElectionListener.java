@@ -14,5 +14,5 @@ package dev.fenceline.election;
  */
 @FunctionalInterface
 public interface ElectionListener {
-  void onStateChange(ElectionEvent event);
+    void onStateChange(ElectionEvent event);
 }

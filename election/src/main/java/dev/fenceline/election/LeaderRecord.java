@@ -16,17 +16,17 @@ import java.util.Objects;
  * @param acquiredAt wall clock of the campaign (informational)
  */
 public record LeaderRecord(
-    String leaderId, long term, long leaseId, String nonce, Map<String, String> metadata, Instant acquiredAt) {
+        String leaderId, long term, long leaseId, String nonce, Map<String, String> metadata, Instant acquiredAt) {
 
-  public LeaderRecord {
-    Objects.requireNonNull(leaderId, "leaderId");
-    Objects.requireNonNull(nonce, "nonce");
-    metadata = metadata == null ? Map.of() : Map.copyOf(metadata);
-    Objects.requireNonNull(acquiredAt, "acquiredAt");
-  }
+    public LeaderRecord {
+        Objects.requireNonNull(leaderId, "leaderId");
+        Objects.requireNonNull(nonce, "nonce");
+        metadata = metadata == null ? Map.of() : Map.copyOf(metadata);
+        Objects.requireNonNull(acquiredAt, "acquiredAt");
+    }
 
-  /** The lease id as etcdctl prints and accepts it (lower-case hex). */
-  public String leaseIdHex() {
-    return Long.toHexString(leaseId);
-  }
+    /** The lease id as etcdctl prints and accepts it (lower-case hex). */
+    public String leaseIdHex() {
+        return Long.toHexString(leaseId);
+    }
 }

@@ -16,93 +16,114 @@ import org.junit.jupiter.api.Test;
  * wrong setting fails open() at once with a message that says which.
  */
 class TlsAuthIT {
-  static final String USER = "fenceline-app";
-  static final String PASSWORD = "app-secret";
-  static final String OTHER = "other-app";
-  static SecureEtcd etcd;
+    static final String USER = "fenceline-app";
+    static final String PASSWORD = "app-secret";
+    static final String OTHER = "other-app";
+    static SecureEtcd etcd;
 
-  @BeforeAll
-  static void start() {
-    etcd = SecureEtcd.start(USER, PASSWORD, "/fenceline/", OTHER);
-  }
-
-  @AfterAll
-  static void stop() {
-    if (etcd != null) {
-      etcd.close();
+    @BeforeAll
+    static void start() {
+        etcd = SecureEtcd.start(USER, PASSWORD, "/fenceline/", OTHER);
     }
-  }
 
-  private static ElectionConfig.Builder config() {
-    // etcd hashes the password (bcrypt) on every authentication; on a loaded 2-core machine that took longer than
-    // the 400 ms call timeout of a 2 s TTL and every call then came back UNAUTHENTICATED: give calls 2 s
-    return ElectionConfig.builder().endpoints(etcd.endpoint()).ttl(Duration.ofSeconds(6))
-        .callTimeout(Duration.ofSeconds(2)).closeOnShutdown(false)
-        .connectTimeout(Duration.ofSeconds(5)).meterRegistry(new SimpleMeterRegistry())
-        .tlsCaFile(etcd.caFile()).tlsClientCert(etcd.clientCertFile(), etcd.clientKeyFile())
-        .credentials(USER, PASSWORD);
-  }
-
-  @Test
-  void electsAndRenewsOverMutualTlsWithAUserLimitedToThePrefix() throws Exception {
-    SimpleMeterRegistry meters = new SimpleMeterRegistry();
-    try (ElectionSession s = ElectionSession.open(config().meterRegistry(meters).build())) {
-      LeaderElection e = s.election("tls", "a");
-      e.start();
-      Leadership l = e.awaitLeadership(Duration.ofSeconds(10));
-      // renewals over TLS keep it valid across several TTLs
-      long confirmed0 = (long) meters.get("fenceline.election.lease.renew.rtt").timer().count();
-      org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(15))
-          .until(() -> meters.get("fenceline.election.lease.renew.rtt").timer().count() >= confirmed0 + 10);
-      assertThat(l.isValidNow()).isTrue();
-      assertThat(e.state()).isEqualTo(LeadershipState.LEADER);
+    @AfterAll
+    static void stop() {
+        if (etcd != null) {
+            etcd.close();
+        }
     }
-  }
 
-  @Test
-  void wrongCaFailsOpenAtOnceNamingTheTlsProblem() {
-    assertThatThrownBy(() -> ElectionSession.open(config().tlsCaFile(etcd.untrustedCaFile()).build()))
-        .isInstanceOfSatisfying(ElectionException.class, e -> assertThat(e.isTransient()).isFalse())
-        .hasMessageContaining("cannot open election session")
-        .hasMessageContaining("not retried: check the TLS settings")
-        .satisfies(t -> assertThat(t.getMessage().toLowerCase()).containsAnyOf("ssl", "certificate", "pkix",
-            "handshake", "unavailable"));
-  }
-
-  @Test
-  void expiredClientCertificateFailsOpenNamingTheCertificateAndItsEnd() {
-    String cert = etcd.expiredClientCertFile().toString();
-    assertThatThrownBy(() -> ElectionSession.open(config()
-        .tlsClientCert(etcd.expiredClientCertFile(), etcd.clientKeyFile()).build()))
-        .isInstanceOf(ElectionException.class)
-        .hasMessageContaining("tlsClientCert certificate '" + cert + "' expired at 2020-01-02T00:00:00Z");
-    assertThatThrownBy(() -> ElectionAdmin.connect(config()
-        .tlsClientCert(etcd.expiredClientCertFile(), etcd.clientKeyFile()).build()))
-        .isInstanceOf(ElectionException.class)
-        .hasMessageContaining("expired at 2020-01-02T00:00:00Z");
-  }
-
-  @Test
-  void badPasswordFailsOpenAtOnce() {
-    assertThatThrownBy(() -> ElectionSession.open(config().credentials(USER, "wrong").build()))
-        .isInstanceOfSatisfying(ElectionException.class, e -> assertThat(e.isTransient()).isFalse())
-        .hasMessageContaining("refused")
-        .hasMessageContaining("user '" + USER + "'")
-        .hasMessageContaining("authentication failed");
-  }
-
-  @Test
-  void roleWithoutPermissionOnThePrefixFailsOpenNamingThePrefix() {
-    assertThatThrownBy(() -> ElectionSession.open(config().credentials(OTHER, PASSWORD).build()))
-        .isInstanceOf(ElectionException.class)
-        .hasMessageContaining("etcd user '" + OTHER + "' lacks readwrite permission on keyPrefix '/fenceline/'");
-  }
-
-  @Test
-  void adminWorksOverTlsWithCredentials() {
-    try (ElectionAdmin admin = ElectionAdmin.connect(config().build())) {
-      assertThat(admin.ensureTermAtLeast("tls-admin", 5)).isEqualTo(5);
-      assertThat(admin.currentTerm("tls-admin")).isZero();
+    private static ElectionConfig.Builder config() {
+        // etcd hashes the password (bcrypt) on every authentication; on a loaded 2-core machine that took longer than
+        // the 400 ms call timeout of a 2 s TTL and every call then came back UNAUTHENTICATED: give calls 2 s
+        return ElectionConfig.builder()
+                .endpoints(etcd.endpoint())
+                .ttl(Duration.ofSeconds(6))
+                .callTimeout(Duration.ofSeconds(2))
+                .closeOnShutdown(false)
+                .connectTimeout(Duration.ofSeconds(5))
+                .meterRegistry(new SimpleMeterRegistry())
+                .tlsCaFile(etcd.caFile())
+                .tlsClientCert(etcd.clientCertFile(), etcd.clientKeyFile())
+                .credentials(USER, PASSWORD);
     }
-  }
+
+    @Test
+    void electsAndRenewsOverMutualTlsWithAUserLimitedToThePrefix() throws Exception {
+        SimpleMeterRegistry meters = new SimpleMeterRegistry();
+        try (ElectionSession s =
+                ElectionSession.open(config().meterRegistry(meters).build())) {
+            LeaderElection e = s.election("tls", "a");
+            e.start();
+            Leadership l = e.awaitLeadership(Duration.ofSeconds(10));
+            // renewals over TLS keep it valid across several TTLs
+            long confirmed0 = (long)
+                    meters.get("fenceline.election.lease.renew.rtt").timer().count();
+            org.awaitility.Awaitility.await()
+                    .atMost(Duration.ofSeconds(15))
+                    .until(() -> meters.get("fenceline.election.lease.renew.rtt")
+                                    .timer()
+                                    .count()
+                            >= confirmed0 + 10);
+            assertThat(l.isValidNow()).isTrue();
+            assertThat(e.state()).isEqualTo(LeadershipState.LEADER);
+        }
+    }
+
+    @Test
+    void wrongCaFailsOpenAtOnceNamingTheTlsProblem() {
+        assertThatThrownBy(() -> ElectionSession.open(
+                        config().tlsCaFile(etcd.untrustedCaFile()).build()))
+                .isInstanceOfSatisfying(
+                        ElectionException.class,
+                        e -> assertThat(e.isTransient()).isFalse())
+                .hasMessageContaining("cannot open election session")
+                .hasMessageContaining("not retried: check the TLS settings")
+                .satisfies(t -> assertThat(t.getMessage().toLowerCase())
+                        .containsAnyOf("ssl", "certificate", "pkix", "handshake", "unavailable"));
+    }
+
+    @Test
+    void expiredClientCertificateFailsOpenNamingTheCertificateAndItsEnd() {
+        String cert = etcd.expiredClientCertFile().toString();
+        assertThatThrownBy(() ->
+                        ElectionSession.open(config().tlsClientCert(etcd.expiredClientCertFile(), etcd.clientKeyFile())
+                                .build()))
+                .isInstanceOf(ElectionException.class)
+                .hasMessageContaining("tlsClientCert certificate '" + cert + "' expired at 2020-01-02T00:00:00Z");
+        assertThatThrownBy(() ->
+                        ElectionAdmin.connect(config().tlsClientCert(etcd.expiredClientCertFile(), etcd.clientKeyFile())
+                                .build()))
+                .isInstanceOf(ElectionException.class)
+                .hasMessageContaining("expired at 2020-01-02T00:00:00Z");
+    }
+
+    @Test
+    void badPasswordFailsOpenAtOnce() {
+        assertThatThrownBy(() ->
+                        ElectionSession.open(config().credentials(USER, "wrong").build()))
+                .isInstanceOfSatisfying(
+                        ElectionException.class,
+                        e -> assertThat(e.isTransient()).isFalse())
+                .hasMessageContaining("refused")
+                .hasMessageContaining("user '" + USER + "'")
+                .hasMessageContaining("authentication failed");
+    }
+
+    @Test
+    void roleWithoutPermissionOnThePrefixFailsOpenNamingThePrefix() {
+        assertThatThrownBy(() -> ElectionSession.open(
+                        config().credentials(OTHER, PASSWORD).build()))
+                .isInstanceOf(ElectionException.class)
+                .hasMessageContaining(
+                        "etcd user '" + OTHER + "' lacks readwrite permission on keyPrefix '/fenceline/'");
+    }
+
+    @Test
+    void adminWorksOverTlsWithCredentials() {
+        try (ElectionAdmin admin = ElectionAdmin.connect(config().build())) {
+            assertThat(admin.ensureTermAtLeast("tls-admin", 5)).isEqualTo(5);
+            assertThat(admin.currentTerm("tls-admin")).isZero();
+        }
+    }
 }

@@ -12,9 +12,13 @@ public final class CommitOutcomeUnknownException extends FencingException {
     private final Long highestAccepted;
 
     public CommitOutcomeUnknownException(FencingToken token, Boolean deposed, Long highestAccepted, Throwable cause) {
-        super("commit outcome unknown for " + token + ": connection lost during COMMIT"
-                + (deposed == null ? " (fence could not be re-checked)"
-                : deposed ? "; the term has since been superseded by " + highestAccepted : "; the term is still current"),
+        super(
+                "commit outcome unknown for " + token + ": connection lost during COMMIT"
+                        + (deposed == null
+                                ? " (fence could not be re-checked)"
+                                : deposed
+                                        ? "; the term has since been superseded by " + highestAccepted
+                                        : "; the term is still current"),
                 cause);
         this.token = token;
         this.deposed = deposed;

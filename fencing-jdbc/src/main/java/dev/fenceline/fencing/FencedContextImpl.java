@@ -30,12 +30,17 @@ final class FencedContextImpl implements FencedContext {
     static final Field<Long> FENCING_TERM = DSL.field(DSL.name("fencing_term"), SQLDataType.BIGINT);
 
     /** Calls that would end or reshape the writer's transaction behind its back. */
-    private static final Set<String> WRITERS_CALLS = Set.of("commit", "rollback", "setAutoCommit",
-            "setTransactionIsolation", "close", "abort");
+    private static final Set<String> WRITERS_CALLS =
+            Set.of("commit", "rollback", "setAutoCommit", "setTransactionIsolation", "close", "abort");
 
     /** Types that lead back to their connection, most specific first (for results declared as Object). */
-    private static final List<Class<?>> LEAD_BACK = List.of(CallableStatement.class, PreparedStatement.class,
-            Statement.class, ResultSet.class, Array.class, DatabaseMetaData.class);
+    private static final List<Class<?>> LEAD_BACK = List.of(
+            CallableStatement.class,
+            PreparedStatement.class,
+            Statement.class,
+            ResultSet.class,
+            Array.class,
+            DatabaseMetaData.class);
 
     private final DSLContext dsl;
     private final FencingToken token;
@@ -43,6 +48,7 @@ final class FencedContextImpl implements FencedContext {
     private final Thread owner = Thread.currentThread();
     /** Written and read by the owner thread only (other threads are refused before they read it). */
     private boolean ended;
+
     private Connection view;
 
     FencedContextImpl(DSLContext dsl, FencingToken token, Connection fenced) {
@@ -80,9 +86,9 @@ final class FencedContextImpl implements FencedContext {
 
     @Override
     public Connection connection() {
-        if (view == null) {   // created on first use only: the jOOQ-only hot path allocates no proxy
-            view = (Connection) Proxy.newProxyInstance(Connection.class.getClassLoader(),
-                    new Class<?>[] {Connection.class}, new Guarded(fenced, true));
+        if (view == null) { // created on first use only: the jOOQ-only hot path allocates no proxy
+            view = (Connection) Proxy.newProxyInstance(
+                    Connection.class.getClassLoader(), new Class<?>[] {Connection.class}, new Guarded(fenced, true));
         }
         return view;
     }
@@ -143,8 +149,10 @@ final class FencedContextImpl implements FencedContext {
                 return switch (name) {
                     case "equals" -> proxy == args[0];
                     case "hashCode" -> System.identityHashCode(proxy);
-                    default -> connection ? "FencedContext.connection() of " + token
-                            : target.getClass().getSimpleName() + " of FencedContext.connection() of " + token;
+                    default ->
+                        connection
+                                ? "FencedContext.connection() of " + token
+                                : target.getClass().getSimpleName() + " of FencedContext.connection() of " + token;
                 };
             }
             checkOwner();
@@ -154,9 +162,10 @@ final class FencedContextImpl implements FencedContext {
                         + " commits, rolls back and returns the connection itself (throw from the work to roll back)");
             }
             if (connection && name.equals("getQueryExecutor")) {
-                throw new SQLException("FencedContext.connection(): getQueryExecutor() is not allowed: the driver's query"
-                        + " executor works on the pool's connection past this view, which is bound to the work's thread"
-                        + " and ends with the work");
+                throw new SQLException(
+                        "FencedContext.connection(): getQueryExecutor() is not allowed: the driver's query"
+                                + " executor works on the pool's connection past this view, which is bound to the work's thread"
+                                + " and ends with the work");
             }
             if (connection && name.equals("getCopyAPI") && target instanceof org.postgresql.core.BaseConnection base) {
                 return new WorkBoundCopyApi(base);
@@ -233,9 +242,9 @@ final class FencedContextImpl implements FencedContext {
             return connection();
         }
         if (declared.isInterface() && declared.getPackageName().equals("java.sql")) {
-            return wrap(declared, result);   // Statement, ResultSet, DatabaseMetaData, Array, Blob, Savepoint, ...
+            return wrap(declared, result); // Statement, ResultSet, DatabaseMetaData, Array, Blob, Savepoint, ...
         }
-        for (Class<?> type : LEAD_BACK) {    // declared as Object: getObject() of an array or a refcursor
+        for (Class<?> type : LEAD_BACK) { // declared as Object: getObject() of an array or a refcursor
             if (type.isInstance(result)) {
                 return wrap(type, result);
             }
@@ -246,7 +255,8 @@ final class FencedContextImpl implements FencedContext {
     private Object wrap(Class<?> iface, Object target) {
         if (target instanceof Connection) {
             // e.g. PGConnection: only that interface's methods, refused like the view's
-            return iface == Connection.class ? connection()
+            return iface == Connection.class
+                    ? connection()
                     : Proxy.newProxyInstance(iface.getClassLoader(), new Class<?>[] {iface}, new Guarded(target, true));
         }
         return Proxy.newProxyInstance(iface.getClassLoader(), new Class<?>[] {iface}, new Guarded(target, false));

@@ -57,7 +57,6 @@ public final class FencedWriterConfig {
         return checkProtectedTables;
     }
 
-
     public int connectionRecheckAttempts() {
         return connectionRecheckAttempts;
     }
@@ -93,8 +92,7 @@ public final class FencedWriterConfig {
         private Duration idleInTransactionSessionTimeout = Duration.ofSeconds(30);
         private Duration statementTimeout = Duration.ZERO;
 
-        private Builder() {
-        }
+        private Builder() {}
 
         public Builder lockTimeout(Duration value) {
             this.lockTimeout = Objects.requireNonNull(value, "lockTimeout");
@@ -122,7 +120,6 @@ public final class FencedWriterConfig {
             return this;
         }
 
-
         public Builder connectionRecheckAttempts(int value) {
             this.connectionRecheckAttempts = value;
             return this;
@@ -134,12 +131,12 @@ public final class FencedWriterConfig {
                 throw new IllegalArgumentException("maxPayloadBytes cannot be less than 0, was " + maxPayloadBytes);
             }
             if (maxPayloadBytes > DB_PAYLOAD_CAP) {
-                throw new IllegalArgumentException("maxPayloadBytes cannot be greater than " + DB_PAYLOAD_CAP
-                        + ", was " + maxPayloadBytes);
+                throw new IllegalArgumentException(
+                        "maxPayloadBytes cannot be greater than " + DB_PAYLOAD_CAP + ", was " + maxPayloadBytes);
             }
             if (connectionRecheckAttempts < 1 || connectionRecheckAttempts > 10) {
-                throw new IllegalArgumentException("connectionRecheckAttempts must be between 1 and 10, was "
-                        + connectionRecheckAttempts);
+                throw new IllegalArgumentException(
+                        "connectionRecheckAttempts must be between 1 and 10, was " + connectionRecheckAttempts);
             }
             between("lockTimeout", lockTimeout, Duration.ofMillis(1));
             between("idleInTransactionSessionTimeout", idleInTransactionSessionTimeout, Duration.ofMillis(100));

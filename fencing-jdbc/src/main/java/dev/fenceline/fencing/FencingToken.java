@@ -10,6 +10,7 @@ import java.util.regex.Pattern;
 public final class FencingToken {
     /** Same rule as the CHECK constraint on {@code fencing.high_water_mark.resource}. */
     static final Pattern RESOURCE = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._:-]{0,62}");
+
     static final int MAX_LEADER_ID_LENGTH = 200;
 
     private final String resource;
@@ -79,7 +80,9 @@ public final class FencingToken {
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof FencingToken t && t.term == term && t.resource.equals(resource)
+        return o instanceof FencingToken t
+                && t.term == term
+                && t.resource.equals(resource)
                 && Objects.equals(t.leaderId, leaderId);
     }
 

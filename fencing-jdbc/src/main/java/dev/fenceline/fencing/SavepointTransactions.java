@@ -14,8 +14,7 @@ import org.jooq.exception.DataAccessException;
  * default provider would commit the connection itself, and with it the work's earlier writes on their own.
  */
 final class SavepointTransactions implements TransactionProvider {
-    private record Nested(Connection connection, Savepoint savepoint) implements Transaction {
-    }
+    private record Nested(Connection connection, Savepoint savepoint) implements Transaction {}
 
     @Override
     public void begin(TransactionContext ctx) {
@@ -40,13 +39,13 @@ final class SavepointTransactions implements TransactionProvider {
     @Override
     public void rollback(TransactionContext ctx) {
         if (!(ctx.transaction() instanceof Nested n)) {
-            return;                   // begin failed: nothing to roll back to
+            return; // begin failed: nothing to roll back to
         }
         try {
             n.connection().rollback(n.savepoint());
         } catch (SQLException e) {
-            throw new DataAccessException("could not roll back to the savepoint of a transaction inside fenced work",
-                    e);
+            throw new DataAccessException(
+                    "could not roll back to the savepoint of a transaction inside fenced work", e);
         }
     }
 }

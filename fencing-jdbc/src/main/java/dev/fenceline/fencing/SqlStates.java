@@ -14,10 +14,12 @@ final class SqlStates {
     static final String STALE_TERM = "FL001";
     /** A write to a protected table without a term for its resource. */
     static final String NO_TERM = "FL002";
+
     static final String INVALID_INPUT = "FL003";
     static final String UNKNOWN_RESOURCE = "FL004";
     /** An advance could not end the transactions of older terms within advance_timeout. */
     static final String ADVANCE_TIMED_OUT = "FL005";
+
     static final String TERM_JUMP = "FL009";
     /** The transaction about to commit is not the one fencing.begin_write began. */
     static final String NOT_THE_WRITERS_TRANSACTION = "FL013";
@@ -29,19 +31,21 @@ final class SqlStates {
 
     /** Failures that waiting cannot fix, each with what fixes it. */
     private static final Map<String, String> FIXES = Map.of(
-            "3F000", "schema fencing does not exist in this database: apply the fencing migrations"
-                    + " (FencingMigrations.migrate) as the migration owner",
+            "3F000",
+                    "schema fencing does not exist in this database: apply the fencing migrations"
+                            + " (FencingMigrations.migrate) as the migration owner",
             "42P01", "a table of schema fencing is missing: apply the fencing migrations (FencingMigrations.migrate)",
-            "42883", "a function of schema fencing is missing (migrations not applied, or older than this library):"
-                    + " apply the fencing migrations (FencingMigrations.migrate)",
-            "42501", "the login lacks a right the fence needs: make it a member of fencing_app"
-                    + " (GRANT fencing_app TO <login>; docs/fencing.md, roles)",
+            "42883",
+                    "a function of schema fencing is missing (migrations not applied, or older than this library):"
+                            + " apply the fencing migrations (FencingMigrations.migrate)",
+            "42501",
+                    "the login lacks a right the fence needs: make it a member of fencing_app"
+                            + " (GRANT fencing_app TO <login>; docs/fencing.md, roles)",
             "28000", "the database refused the login: check the user name and pg_hba.conf",
             "28P01", "the database refused the password: check the password",
             "3D000", "the database named in the JDBC URL does not exist");
 
-    private SqlStates() {
-    }
+    private SqlStates() {}
 
     /** The connection is gone: class 08, or the server ended the session (57P01 to 57P03). */
     static boolean isConnectionFailure(SQLException e) {

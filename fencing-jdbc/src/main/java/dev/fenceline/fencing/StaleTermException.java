@@ -14,11 +14,13 @@ public final class StaleTermException extends FencingException {
     private final String table;
     private final boolean audited;
 
-    public StaleTermException(String resource, long offeredTerm, long highestAccepted, String table, boolean audited,
-                              Throwable cause) {
-        super("stale term " + offeredTerm + " for resource " + resource + " rejected"
-                + (table == null ? "" : " on " + table) + ": highest accepted term is " + highestAccepted
-                + (audited ? "" : " (audit row could not be written)"), cause);
+    public StaleTermException(
+            String resource, long offeredTerm, long highestAccepted, String table, boolean audited, Throwable cause) {
+        super(
+                "stale term " + offeredTerm + " for resource " + resource + " rejected"
+                        + (table == null ? "" : " on " + table) + ": highest accepted term is " + highestAccepted
+                        + (audited ? "" : " (audit row could not be written)"),
+                cause);
         this.resource = resource;
         this.offeredTerm = offeredTerm;
         this.highestAccepted = highestAccepted;

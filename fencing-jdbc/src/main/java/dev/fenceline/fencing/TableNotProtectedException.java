@@ -7,9 +7,12 @@ public final class TableNotProtectedException extends FencingException {
     private final String resource;
 
     public TableNotProtectedException(String table, String resource, String protectedFor) {
-        super(protectedFor == null
-                ? "table " + table + " is not protected (fencing.protect_table('" + table + "', '" + resource + "'))"
-                : "table " + table + " is protected for resource " + protectedFor + ", not " + resource, null);
+        super(
+                protectedFor == null
+                        ? "table " + table + " is not protected (fencing.protect_table('" + table + "', '" + resource
+                                + "'))"
+                        : "table " + table + " is protected for resource " + protectedFor + ", not " + resource,
+                null);
         this.table = table;
         this.resource = resource;
     }

@@ -6,8 +6,10 @@ public final class UnknownResourceException extends FencingException {
     private final String resource;
 
     public UnknownResourceException(String resource, Throwable cause) {
-        super("unknown fencing resource '" + resource + "': register it first (SELECT fencing.register_resource('"
-                + resource + "') or FencedWriter.registerResource)", cause);
+        super(
+                "unknown fencing resource '" + resource + "': register it first (SELECT fencing.register_resource('"
+                        + resource + "') or FencedWriter.registerResource)",
+                cause);
         this.resource = resource;
     }
 

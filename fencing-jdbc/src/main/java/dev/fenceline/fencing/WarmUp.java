@@ -22,11 +22,11 @@ import org.jooq.impl.SQLDataType;
 final class WarmUp {
     /** Schema-qualified like most applications' tables, so jOOQ's schema mapping is loaded too. */
     private static final Table<Record> SCRATCH = DSL.table(DSL.name("pg_temp", "fencing_warm_up"));
+
     private static final Field<Long> ID = DSL.field(DSL.name("id"), SQLDataType.BIGINT);
     private static final Field<String> NOTE = DSL.field(DSL.name("note"), SQLDataType.VARCHAR);
 
-    private WarmUp() {
-    }
+    private WarmUp() {}
 
     /**
      * The new leader's first write advances the mark, and in a server session that never ran an advance a good part of
@@ -71,8 +71,8 @@ final class WarmUp {
      * @param mark the resource's mark as the writer's first statement of this transaction read it; null when the
      *             resource is not registered (then only the writer's own statements are warmed)
      */
-    static void run(Connection c, DSLContext workDsl, CurrentConnectionProvider current, FencingToken token,
-                    Long mark) throws SQLException {
+    static void run(Connection c, DSLContext workDsl, CurrentConnectionProvider current, FencingToken token, Long mark)
+            throws SQLException {
         if (mark != null) {
             // The entering's path (what the guard runs at a transaction's first write): entered at the CURRENT mark
             // without a leader id, which neither advances nor checks the holder (so it can be neither rejected nor
@@ -96,7 +96,14 @@ final class WarmUp {
             try {
                 ctx.insertInto(SCRATCH).set(ID, 1L).set(NOTE, "warm-up").execute();
                 ctx.update(SCRATCH).set(NOTE, "warm-up").where(ID.eq(1L)).execute();
-                ctx.dsl().select(ID, NOTE).from(SCRATCH).where(ID.in(1L, 2L)).orderBy(ID).limit(10).forUpdate().fetch();
+                ctx.dsl()
+                        .select(ID, NOTE)
+                        .from(SCRATCH)
+                        .where(ID.in(1L, 2L))
+                        .orderBy(ID)
+                        .limit(10)
+                        .forUpdate()
+                        .fetch();
                 ctx.dsl().fetch("SELECT id FROM fencing_warm_up WHERE id = ANY(?)", (Object) new Long[] {1L});
                 ctx.deleteFrom(SCRATCH).where(ID.eq(1L)).execute();
             } finally {

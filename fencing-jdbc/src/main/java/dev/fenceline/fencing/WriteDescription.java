@@ -77,7 +77,8 @@ public final class WriteDescription {
             }
             p.skipChildren();
             if (p.nextToken() != null) {
-                throw new IllegalArgumentException("payloadJson must be a single JSON document, found trailing content");
+                throw new IllegalArgumentException(
+                        "payloadJson must be a single JSON document, found trailing content");
             }
         } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
             throw new IllegalArgumentException("payloadJson is not valid JSON: " + e.getOriginalMessage(), e);
@@ -111,8 +112,11 @@ public final class WriteDescription {
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof WriteDescription d && d.table.equals(table) && d.operation.equals(operation)
-                && Objects.equals(d.businessKey, businessKey) && Objects.equals(d.payloadJson, payloadJson);
+        return o instanceof WriteDescription d
+                && d.table.equals(table)
+                && d.operation.equals(operation)
+                && Objects.equals(d.businessKey, businessKey)
+                && Objects.equals(d.payloadJson, payloadJson);
     }
 
     @Override

@@ -35,8 +35,8 @@ import org.slf4j.LoggerFactory;
 final class WriterEngine {
     private static final Logger log = LoggerFactory.getLogger(WriterEngine.class);
     private static final Settings SETTINGS = Databases.settings();
-    private static final Pattern DETAIL = Pattern.compile(
-            "resource=(\\S*) offered_term=(\\S*) highest_accepted=(\\S*) audited=(\\S*) table=(.*)");
+    private static final Pattern DETAIL =
+            Pattern.compile("resource=(\\S*) offered_term=(\\S*) highest_accepted=(\\S*) audited=(\\S*) table=(.*)");
 
     private static final int ENTER_ATTEMPTS = 16;
 
@@ -80,7 +80,7 @@ final class WriterEngine {
      */
     private static String enterStatement(FencedWriterConfig config) {
         return timeoutsFirst(config)
-            + " SELECT set_config('idle_in_transaction_session_timeout', ?, true), fencing.enter(?, ?, ?)";
+                + " SELECT set_config('idle_in_transaction_session_timeout', ?, true), fencing.enter(?, ?, ?)";
     }
 
     /**
@@ -93,8 +93,8 @@ final class WriterEngine {
      */
     private static String timeoutsFirst(FencedWriterConfig config) {
         return "SET TRANSACTION ISOLATION LEVEL READ COMMITTED, READ WRITE;"
-            + " SET LOCAL statement_timeout = '" + millis(config.statementTimeout()) + "';"
-            + " SET LOCAL lock_timeout = '" + millis(config.lockTimeout()) + "';";
+                + " SET LOCAL statement_timeout = '" + millis(config.statementTimeout()) + "';"
+                + " SET LOCAL lock_timeout = '" + millis(config.lockTimeout()) + "';";
     }
 
     private static final String READ_MARK = "SELECT highest_accepted FROM fencing.high_water_mark WHERE resource = ?";
@@ -109,8 +109,12 @@ final class WriterEngine {
     private final Map<String, Boolean> protectedTables = new ConcurrentHashMap<>();
     /** One jOOQ context for all transactions; its connection is the current thread's fenced connection. */
     private final CurrentConnectionProvider current = new CurrentConnectionProvider();
-    private final DSLContext workDsl = DSL.using(new org.jooq.impl.DefaultConfiguration().set(current)
-            .set(SQLDialect.POSTGRES).set(SETTINGS).set(new SavepointTransactions()));
+
+    private final DSLContext workDsl = DSL.using(new org.jooq.impl.DefaultConfiguration()
+            .set(current)
+            .set(SQLDialect.POSTGRES)
+            .set(SETTINGS)
+            .set(new SavepointTransactions()));
 
     WriterEngine(DataSource dataSource, FencedWriterConfig config) {
         this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -143,8 +147,10 @@ final class WriterEngine {
                         // A pooled connection killed while idle (e.g. by an advance): nothing was written; try a
                         // fresh one, a bounded number of times.
                         if (SqlStates.isConnectionFailure(e) && attempt < attempts) {
-                            log.debug("connection lost before the transaction of {}, retrying on a fresh connection",
-                                    token, e);
+                            log.debug(
+                                    "connection lost before the transaction of {}, retrying on a fresh connection",
+                                    token,
+                                    e);
                             continue;
                         }
                         throw translateEnterFailure(token, e, description);
@@ -154,7 +160,9 @@ final class WriterEngine {
                 return runTransaction(c, token, description, work, attempt < attempts);
             } catch (DeadBeforeWork dead) {
                 // the writer's first statement found the pooled session dead: nothing was sent for the work
-                log.debug("connection lost before the work of {}, retrying on a fresh connection", token,
+                log.debug(
+                        "connection lost before the work of {}, retrying on a fresh connection",
+                        token,
                         dead.getCause());
             } finally {
                 if (!handedOver) {
@@ -181,8 +189,7 @@ final class WriterEngine {
         }
     }
 
-    private record Entered(long mark, boolean audited) {
-    }
+    private record Entered(long mark, boolean audited) {}
 
     /**
      * {@link #enterStatement(FencedWriterConfig)} on {@code c} in an explicit transaction: committed when accepted; when stale (the function
@@ -221,7 +228,7 @@ final class WriterEngine {
 
     /** See {@code FencedWriter.warmUp}: everything on the first commit's path, rolled back. */
     java.time.Duration warmUp(String resource) {
-        FencingToken token = FencingToken.of(resource, 1);   // validates the name
+        FencingToken token = FencingToken.of(resource, 1); // validates the name
         long t0 = System.nanoTime();
         try {
             withFreshConnection("warm up " + resource, c -> {
@@ -233,7 +240,8 @@ final class WriterEngine {
                     // the writer's own steps before its COMMIT: the driver's state check, and the two-statement
                     // message with the COMMIT (prepared, not run: pgjdbc parses it into a composite query)
                     checkStillTheWritersTransaction(c, token);
-                    c.prepareStatement("SELECT fencing.check_writers_transaction(); COMMIT").close();
+                    c.prepareStatement("SELECT fencing.check_writers_transaction(); COMMIT")
+                            .close();
                 } finally {
                     rollbackQuietly(c);
                     resetAutoCommit(c);
@@ -241,17 +249,17 @@ final class WriterEngine {
                 return null;
             });
         } catch (SQLException e) {
-            throw new FenceUnavailableException("could not warm up the writer for " + resource + ": "
-                    + e.getMessage(), e);
+            throw new FenceUnavailableException(
+                    "could not warm up the writer for " + resource + ": " + e.getMessage(), e);
         }
         return java.time.Duration.ofNanos(System.nanoTime() - t0);
     }
 
     long registerResource(String resource) {
-        FencingToken token = FencingToken.of(resource, 1);   // validates the name
+        FencingToken token = FencingToken.of(resource, 1); // validates the name
         try {
-            return withFreshConnection("register resource " + resource,
-                    c -> Routines.registerResource(dsl(c).configuration(), resource));
+            return withFreshConnection(
+                    "register resource " + resource, c -> Routines.registerResource(dsl(c).configuration(), resource));
         } catch (SQLException e) {
             throw translateEnterFailure(token, e);
         }
@@ -339,8 +347,8 @@ final class WriterEngine {
         }
     }
 
-    private <T> T runTransaction(Connection c, FencingToken token, WriteDescription description, FencedWork<T> work,
-                                 boolean mayRetry) {
+    private <T> T runTransaction(
+            Connection c, FencingToken token, WriteDescription description, FencedWork<T> work, boolean mayRetry) {
         boolean committing = false;
         Connection previous = current.bind(c);
         try {
@@ -403,7 +411,7 @@ final class WriterEngine {
      */
     private static void checkStillTheWritersTransaction(Connection c, FencingToken token) throws SQLException {
         org.postgresql.core.BaseConnection pg = null;
-        if (!c.isClosed()) {   // a pool's proxy closes itself when the driver reports the connection broken
+        if (!c.isClosed()) { // a pool's proxy closes itself when the driver reports the connection broken
             try {
                 pg = c.unwrap(org.postgresql.core.BaseConnection.class);
             } catch (SQLException notPgjdbc) {
@@ -411,18 +419,22 @@ final class WriterEngine {
             }
         }
         if (pg == null || pg.isClosed()) {
-            throw new SQLException("the connection of the fenced transaction of " + token + " was closed before COMMIT"
-                    + " (the work caught the failure): nothing was committed", "08003");
+            throw new SQLException(
+                    "the connection of the fenced transaction of " + token + " was closed before COMMIT"
+                            + " (the work caught the failure): nothing was committed",
+                    "08003");
         }
         switch (pg.getTransactionState()) {
-            case FAILED -> throw new IllegalStateException("fenced work of " + token + " caught a failed statement and"
-                    + " returned normally; PostgreSQL had aborted the transaction, so nothing was committed (rethrow"
-                    + " SQL errors from the work, or roll back to a savepoint before going on)");
-            case IDLE -> throw new IllegalStateException("fenced work of " + token + " ended its transaction itself"
-                    + " (COMMIT, ROLLBACK or PREPARE TRANSACTION sent as SQL): what it wrote before that may be"
-                    + " committed or left prepared outside the fence's all-or-nothing; the writer owns the"
-                    + " transaction");
-            default -> { }
+            case FAILED ->
+                throw new IllegalStateException("fenced work of " + token + " caught a failed statement and"
+                        + " returned normally; PostgreSQL had aborted the transaction, so nothing was committed (rethrow"
+                        + " SQL errors from the work, or roll back to a savepoint before going on)");
+            case IDLE ->
+                throw new IllegalStateException("fenced work of " + token + " ended its transaction itself"
+                        + " (COMMIT, ROLLBACK or PREPARE TRANSACTION sent as SQL): what it wrote before that may be"
+                        + " committed or left prepared outside the fence's all-or-nothing; the writer owns the"
+                        + " transaction");
+            default -> {}
         }
     }
 
@@ -455,9 +467,11 @@ final class WriterEngine {
                 if (!SqlStates.spoiledBySession(e)) {
                     throw e;
                 }
-                log.info("the server session's settings spoiled the writer's first statement ({}: {}); the writer now"
-                        + " begins every transaction with SET TRANSACTION and SET LOCAL of its timeouts",
-                        e.getSQLState(), e.getMessage());
+                log.info(
+                        "the server session's settings spoiled the writer's first statement ({}: {}); the writer now"
+                                + " begins every transaction with SET TRANSACTION and SET LOCAL of its timeouts",
+                        e.getSQLState(),
+                        e.getMessage());
                 explicitStartFirst = true;
                 c.rollback();
             }
@@ -517,7 +531,7 @@ final class WriterEngine {
      * caller closes it.
      */
     private static ResultSet selectAfterSet(PreparedStatement ps, String what) throws SQLException {
-        boolean rows = ps.execute();                              // the SETs' results come first: no rows
+        boolean rows = ps.execute(); // the SETs' results come first: no rows
         for (int i = 0; i < 3 && !rows; i++) {
             rows = ps.getMoreResults();
         }
@@ -547,16 +561,16 @@ final class WriterEngine {
         }
     }
 
-    private RuntimeException translate(Throwable t, boolean committing, FencingToken token, WriteDescription d,
-                                       Connection c) {
+    private RuntimeException translate(
+            Throwable t, boolean committing, FencingToken token, WriteDescription d, Connection c) {
         if (t instanceof Error e) {
             throw e;
         }
         if (t instanceof StaleEntering s) {
             // The first statement read a higher mark; the transaction is rolled back. Audit like a stale enter().
             boolean audited = audit(c, token, s.mark, d);
-            return new StaleTermException(token.resource(), token.term(), s.mark, d == null ? null : d.table(),
-                    audited, null);
+            return new StaleTermException(
+                    token.resource(), token.term(), s.mark, d == null ? null : d.table(), audited, null);
         }
         SQLException sql = findSqlException(t);
         String sqlState = sql == null ? null : sql.getSQLState();
@@ -567,18 +581,20 @@ final class WriterEngine {
         }
         if (SqlStates.NOT_THE_WRITERS_TRANSACTION.equals(sqlState)) {
             // fencing.check_writers_transaction() refused before the COMMIT in the same message: not committed.
-            return new IllegalStateException("fenced work of " + token + " ended the writer's transaction itself and"
-                    + " went on in a new one (e.g. COMMIT AND CHAIN, or a COMMIT sent as SQL and more SQL after it):"
-                    + " the writer did not commit and rolled back"
-                    + " what followed, but what the work wrote before it ended the transaction may have been committed"
-                    + " outside the fence's all-or-nothing; the writer owns the transaction", t);
+            return new IllegalStateException(
+                    "fenced work of " + token + " ended the writer's transaction itself and"
+                            + " went on in a new one (e.g. COMMIT AND CHAIN, or a COMMIT sent as SQL and more SQL after it):"
+                            + " the writer did not commit and rolled back"
+                            + " what followed, but what the work wrote before it ended the transaction may have been committed"
+                            + " outside the fence's all-or-nothing; the writer owns the transaction",
+                    t);
         }
         if (SqlStates.NO_TERM.equals(sqlState)) {
             // a write with no term for its table: a table of another resource, or the work ended the writer's
             // transaction and wrote in the next one (the writer's settings end with its transaction)
             Matcher m = detail(sql);
-            return new NotFencedException(m != null ? m.group(1) : null, m != null ? m.group(5) : null,
-                    sql.getMessage(), t);
+            return new NotFencedException(
+                    m != null ? m.group(1) : null, m != null ? m.group(5) : null, sql.getMessage(), t);
         }
         if (SqlStates.isFenceCode(sqlState)) {
             return translateEnterFailure(token, sql);
@@ -586,14 +602,14 @@ final class WriterEngine {
         if (sql != null && SqlStates.isConnectionFailure(sql)) {
             Recheck r = recheck(token);
             if (committing) {
-                return new CommitOutcomeUnknownException(token, r == null ? null : r.deposed, r == null ? null : r.mark,
-                        t);
+                return new CommitOutcomeUnknownException(
+                        token, r == null ? null : r.deposed, r == null ? null : r.mark, t);
             }
             if (r != null && r.deposed) {
                 // Terminated by the advance of a newer term: not committed, rejected as a whole. Audit it.
                 boolean audited = auditOnFreshConnection(token, r.mark, d);
-                return new StaleTermException(token.resource(), token.term(), r.mark, d == null ? null : d.table(),
-                        audited, t);
+                return new StaleTermException(
+                        token.resource(), token.term(), r.mark, d == null ? null : d.table(), audited, t);
             }
         }
         if (t instanceof RuntimeException re) {
@@ -606,8 +622,8 @@ final class WriterEngine {
      * PostgreSQL raised FL001 (stale term, or the same term held by another leader); its DETAIL says whether it
      * audited the rejection itself (via dblink). If it could not, the writer audits on a fresh connection.
      */
-    private StaleTermException staleFromServer(SQLException sql, Throwable cause, FencingToken token,
-                                               WriteDescription d) {
+    private StaleTermException staleFromServer(
+            SQLException sql, Throwable cause, FencingToken token, WriteDescription d) {
         Matcher m = detail(sql);
         long offered = m != null && !m.group(2).isEmpty() ? Long.parseLong(m.group(2)) : token.term();
         long mark = m != null && !m.group(3).isEmpty() ? Long.parseLong(m.group(3)) : -1;
@@ -632,8 +648,7 @@ final class WriterEngine {
         return SqlStates.enteringFailure(token, e);
     }
 
-    private record Recheck(boolean deposed, long mark) {
-    }
+    private record Recheck(boolean deposed, long mark) {}
 
     /**
      * Asks PostgreSQL on a fresh connection, by reading the mark, whether the token's term was deposed (a higher mark:
@@ -660,18 +675,27 @@ final class WriterEngine {
                 return true;
             });
         } catch (SQLException | RuntimeException e) {
-            log.error("could not record rejection of {} (highest accepted {}) in fencing.rejected_write", token, mark,
-                    e);
+            log.error(
+                    "could not record rejection of {} (highest accepted {}) in fencing.rejected_write", token, mark, e);
             return false;
         }
     }
 
     private static void recordRejection(Connection c, FencingToken token, long mark, WriteDescription d) {
-        Routines.recordRejection(dsl(c).configuration(), token.resource(), token.term(), mark < 0 ? null : mark,
-                token.leaderId(), d == null ? null : d.table(), d == null ? null : d.operation(),
+        Routines.recordRejection(
+                dsl(c).configuration(),
+                token.resource(),
+                token.term(),
+                mark < 0 ? null : mark,
+                token.leaderId(),
+                d == null ? null : d.table(),
+                d == null ? null : d.operation(),
                 d == null ? null : d.businessKey(),
                 d == null || d.payloadJson() == null ? null : JSONB.valueOf(d.payloadJson()),
-                "stale_term", "writer", null, null);
+                "stale_term",
+                "writer",
+                null,
+                null);
     }
 
     /** Audits on {@code c} (autocommit). If {@code c} dies before confirming, the row may or may not exist. */
@@ -680,8 +704,8 @@ final class WriterEngine {
             recordRejection(c, token, mark, d);
             return true;
         } catch (RuntimeException e) {
-            log.error("could not record rejection of {} (highest accepted {}) in fencing.rejected_write", token, mark,
-                    e);
+            log.error(
+                    "could not record rejection of {} (highest accepted {}) in fencing.rejected_write", token, mark, e);
             return false;
         }
     }
@@ -717,7 +741,8 @@ final class WriterEngine {
     }
 
     private static Matcher detail(SQLException e) {
-        if (e instanceof org.postgresql.util.PSQLException p && p.getServerErrorMessage() != null
+        if (e instanceof org.postgresql.util.PSQLException p
+                && p.getServerErrorMessage() != null
                 && p.getServerErrorMessage().getDetail() != null) {
             Matcher m = DETAIL.matcher(p.getServerErrorMessage().getDetail());
             if (m.matches()) {

@@ -24,6 +24,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class AdversaryRole implements AutoCloseable {
     /** Far above any advance_timeout used here (1 s); only reached when something waits without a bound. */
     static final int QUERY_TIMEOUT_SECONDS = 30;
+
     static final int FENCE_LOCK_NAMESPACE = 1178946115;
     private static final AtomicInteger COUNTER = new AtomicInteger();
 
@@ -67,7 +68,9 @@ final class AdversaryRole implements AutoCloseable {
      * transaction holds the fence lock afterwards.
      */
     void protectedTable(String table, String resource, long mark, String leaderId) {
-        Fixtures.sql(db, "CREATE TABLE " + table + " (id bigint PRIMARY KEY, note text)",
+        Fixtures.sql(
+                db,
+                "CREATE TABLE " + table + " (id bigint PRIMARY KEY, note text)",
                 "INSERT INTO " + table + " (id, note) SELECT g, 'initial' FROM generate_series(1, 3) g",
                 "SELECT fencing.protect_table('" + table + "', '" + resource + "')",
                 "SELECT fencing.enter('" + resource + "', " + mark + ", '" + leaderId + "')");
@@ -120,7 +123,8 @@ final class AdversaryRole implements AutoCloseable {
 
     /** The first column of the first row of a query on {@code c}. */
     static String query(Connection c, String sql) throws SQLException {
-        try (Statement s = statement(c); ResultSet rs = s.executeQuery(sql)) {
+        try (Statement s = statement(c);
+                ResultSet rs = s.executeQuery(sql)) {
             rs.next();
             return rs.getString(1);
         }
@@ -131,7 +135,8 @@ final class AdversaryRole implements AutoCloseable {
     }
 
     static long mark(TestDatabase db, String resource) {
-        return Fixtures.count(db, "SELECT highest_accepted FROM fencing.high_water_mark WHERE resource = '" + resource + "'");
+        return Fixtures.count(
+                db, "SELECT highest_accepted FROM fencing.high_water_mark WHERE resource = '" + resource + "'");
     }
 
     static boolean backendAlive(TestDatabase db, long pid) {
@@ -157,9 +162,10 @@ final class AdversaryRole implements AutoCloseable {
     /** Rolls back, as the superuser, every prepared transaction of the test database: none may outlive a test. */
     static void rollbackPreparedTransactions(TestDatabase db) {
         List<String> gids = new ArrayList<>();
-        try (Connection c = Fixtures.connect(db); Statement s = c.createStatement()) {
-            try (ResultSet rs = s.executeQuery(
-                    "SELECT gid FROM pg_prepared_xacts WHERE database = current_database()")) {
+        try (Connection c = Fixtures.connect(db);
+                Statement s = c.createStatement()) {
+            try (ResultSet rs =
+                    s.executeQuery("SELECT gid FROM pg_prepared_xacts WHERE database = current_database()")) {
                 while (rs.next()) {
                     gids.add(rs.getString(1));
                 }
@@ -176,7 +182,10 @@ final class AdversaryRole implements AutoCloseable {
     @Override
     public void close() {
         rollbackPreparedTransactions(db);
-        Fixtures.sql(db, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = '" + name + "'",
-                "DROP OWNED BY " + name, "DROP ROLE IF EXISTS " + name);
+        Fixtures.sql(
+                db,
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = '" + name + "'",
+                "DROP OWNED BY " + name,
+                "DROP ROLE IF EXISTS " + name);
     }
 }

@@ -66,20 +66,33 @@ class BadInputIT {
     @Test
     void nullZeroAndNegativeTermsAreRejectedBeforeReachingTheDatabase() {
         assertThatThrownBy(() -> FencingToken.of("settlement", 0L, "x"))
-                .isInstanceOf(IllegalArgumentException.class).hasMessage("term must be positive, was 0");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("term must be positive, was 0");
         assertThatThrownBy(() -> FencingToken.of("settlement", -7L, "x"))
-                .isInstanceOf(IllegalArgumentException.class).hasMessage("term must be positive, was -7");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("term must be positive, was -7");
         assertThatThrownBy(() -> FencingToken.of("settlement", (Long) null, "x"))
-                .isInstanceOf(IllegalArgumentException.class).hasMessage("term must be positive, was null");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("term must be positive, was null");
         assertThatThrownBy(() -> writer.transaction(null, insert())).isInstanceOf(NullPointerException.class);
     }
 
     @Test
     void blankOversizedAndQuoteOrInjectionShapedResourceNamesAreRejected() {
-        for (String bad : new String[] {null, "", "  ", "a".repeat(64), "settlement'; DROP TABLE payment; --",
-                "settle\"ment", "-leading-dash", "white space", "émoji-☃"}) {
+        for (String bad : new String[] {
+            null,
+            "",
+            "  ",
+            "a".repeat(64),
+            "settlement'; DROP TABLE payment; --",
+            "settle\"ment",
+            "-leading-dash",
+            "white space",
+            "émoji-☃"
+        }) {
             assertThatThrownBy(() -> FencingToken.of(bad, 1, null))
-                    .as("resource %s", bad).isInstanceOf(IllegalArgumentException.class)
+                    .as("resource %s", bad)
+                    .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageStartingWith("resource must be 1 to 63 characters");
         }
     }
@@ -87,48 +100,63 @@ class BadInputIT {
     @Test
     void unknownResourceIsRejectedWithNothingWritten() {
         assertThatThrownBy(() -> writer.transaction(FencingToken.of("no-such-resource", 1, "x"), insert()))
-                .isInstanceOfSatisfying(UnknownResourceException.class,
+                .isInstanceOfSatisfying(
+                        UnknownResourceException.class,
                         e -> assertThat(e.resource()).isEqualTo("no-such-resource"))
                 .hasMessageContaining("register it first");
     }
 
     @Test
     void tableThatIsNotProtectedForTheResourceIsRejectedUpFront() {
-        assertThatThrownBy(() -> writer.transaction(FencingToken.of("settlement", 3, "x"),
-                WriteDescription.of("public.unfenced", "INSERT"), insert()))
-                .isInstanceOf(TableNotProtectedException.class).hasMessageContaining("public.unfenced is not protected");
-        assertThatThrownBy(() -> writer.transaction(FencingToken.of("settlement", 3, "x"),
-                WriteDescription.of("public.no_such_table", "INSERT"), insert()))
+        assertThatThrownBy(() -> writer.transaction(
+                        FencingToken.of("settlement", 3, "x"),
+                        WriteDescription.of("public.unfenced", "INSERT"),
+                        insert()))
+                .isInstanceOf(TableNotProtectedException.class)
+                .hasMessageContaining("public.unfenced is not protected");
+        assertThatThrownBy(() -> writer.transaction(
+                        FencingToken.of("settlement", 3, "x"),
+                        WriteDescription.of("public.no_such_table", "INSERT"),
+                        insert()))
                 .isInstanceOf(TableNotProtectedException.class);
     }
 
     @Test
     void quoteAndInjectionShapedTableNamesAreRejected() {
-        for (String bad : new String[] {"payment; DROP TABLE payment", "pay'ment", "\"payment\"", "a.b.c", "1abc",
-                "", "payment --"}) {
-            assertThatThrownBy(() -> WriteDescription.of(bad, "INSERT", null, null)).as("table %s", bad)
-                    .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("table must be");
+        for (String bad : new String[] {
+            "payment; DROP TABLE payment", "pay'ment", "\"payment\"", "a.b.c", "1abc", "", "payment --"
+        }) {
+            assertThatThrownBy(() -> WriteDescription.of(bad, "INSERT", null, null))
+                    .as("table %s", bad)
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageStartingWith("table must be");
         }
         assertThatThrownBy(() -> WriteDescription.of("payment", "INSERT; DROP", null, null))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("operation must be");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith("operation must be");
     }
 
     @Test
     void oversizedOrInvalidPayloadIsRejectedBeforeAnythingIsWritten() {
         String big = "{\"blob\":\"" + "x".repeat(9_000) + "\"}";
-        assertThatThrownBy(() -> writer.transaction(FencingToken.of("settlement", 3, "x"),
-                WriteDescription.of("public.payment", "INSERT", "k", big), insert()))
+        assertThatThrownBy(() -> writer.transaction(
+                        FencingToken.of("settlement", 3, "x"),
+                        WriteDescription.of("public.payment", "INSERT", "k", big),
+                        insert()))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("payloadJson cannot be larger than maxPayloadBytes (8192 bytes), was 9011 bytes");
         assertThatThrownBy(() -> WriteDescription.of("public.payment", "INSERT", "k", "{not json"))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("payloadJson is not valid JSON");
-        assertThatThrownBy(() -> FencedWriterConfig.builder().maxPayloadBytes(100_000).build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith("payloadJson is not valid JSON");
+        assertThatThrownBy(() ->
+                        FencedWriterConfig.builder().maxPayloadBytes(100_000).build())
                 .hasMessage("maxPayloadBytes cannot be greater than 8192, was 100000");
     }
 
     @Test
     void sqlFunctionsRejectBadInputWithDocumentedSqlStates() throws Exception {
-        try (Connection c = Fixtures.connect(db); Statement s = c.createStatement()) {
+        try (Connection c = Fixtures.connect(db);
+                Statement s = c.createStatement()) {
             assertState(s, "SELECT fencing.enter('settlement', 0)", "FL003");
             assertState(s, "SELECT fencing.enter('settlement', -1)", "FL003");
             assertState(s, "SELECT fencing.enter('settlement', NULL)", "FL003");
@@ -142,22 +170,25 @@ class BadInputIT {
 
     @Test
     void recordRejectionCalledFromSqlTruncatesAnOversizedPayloadWithAFlag() throws Exception {
-        try (Connection c = Fixtures.connect(db); Statement s = c.createStatement()) {
+        try (Connection c = Fixtures.connect(db);
+                Statement s = c.createStatement()) {
             s.execute("BEGIN");
             s.execute("SELECT fencing.record_rejection('settlement', 1, 3, 'x', 'public.payment', 'INSERT', 'k',"
                     + " jsonb_build_object('blob', repeat('y', 10000)))");
-            try (var rs = s.executeQuery("SELECT payload_truncated, (payload ->> 'original_bytes')::int"
-                    + " FROM fencing.rejected_write")) {
+            try (var rs = s.executeQuery(
+                    "SELECT payload_truncated, (payload ->> 'original_bytes')::int" + " FROM fencing.rejected_write")) {
                 rs.next();
                 assertThat(rs.getBoolean(1)).isTrue();
                 assertThat(rs.getInt(2)).isGreaterThan(10_000);
             }
-            s.execute("ROLLBACK");   // keep the audit empty for the other checks
+            s.execute("ROLLBACK"); // keep the audit empty for the other checks
         }
     }
 
     private static void assertState(Statement s, String sql, String state) {
-        assertThatThrownBy(() -> s.execute(sql)).as(sql)
-                .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo(state));
+        assertThatThrownBy(() -> s.execute(sql))
+                .as(sql)
+                .isInstanceOfSatisfying(
+                        SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo(state));
     }
 }

@@ -47,18 +47,20 @@ class ConnectionRecheckIT {
     @ValueSource(ints = {1, 3})
     void afterALostConnectionTheWriterTriesConnectionRecheckAttemptsFreshConnectionsAndNoMore(int attempts) {
         DeadAfterArming dataSource = new DeadAfterArming(db);
-        FencedWriter writer = FencedWriter.create(dataSource,
+        FencedWriter writer = FencedWriter.create(
+                dataSource,
                 FencedWriterConfig.builder().connectionRecheckAttempts(attempts).build());
         long t = writer.highestAccepted("settlement") + 1;
         long id = 9_400L + attempts;
 
         assertThatThrownBy(() -> writer.run(FencingToken.of("settlement", t), ctx -> {
-            ctx.insertInto(PAYMENT).set(ID, id).set(AMOUNT, 1L).execute();
-            dataSource.arm();   // from now on every connection handed out is already dead
-            try (Statement s = ctx.connection().createStatement()) {
-                s.execute("SELECT pg_terminate_backend(pg_backend_pid())");   // this one dies too
-            }
-        })).isNotInstanceOf(StaleTermException.class);   // no answer from PostgreSQL: deposed is unknown
+                    ctx.insertInto(PAYMENT).set(ID, id).set(AMOUNT, 1L).execute();
+                    dataSource.arm(); // from now on every connection handed out is already dead
+                    try (Statement s = ctx.connection().createStatement()) {
+                        s.execute("SELECT pg_terminate_backend(pg_backend_pid())"); // this one dies too
+                    }
+                }))
+                .isNotInstanceOf(StaleTermException.class); // no answer from PostgreSQL: deposed is unknown
 
         assertThat(dataSource.handedOutDead()).isEqualTo(attempts);
         assertThat(count(db, "SELECT count(*) FROM payment WHERE id = " + id)).isZero();
@@ -89,12 +91,14 @@ class ConnectionRecheckIT {
                 return c;
             }
             int pid;
-            try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT pg_backend_pid()")) {
+            try (Statement s = c.createStatement();
+                    ResultSet rs = s.executeQuery("SELECT pg_backend_pid()")) {
                 rs.next();
                 pid = rs.getInt(1);
             }
             Fixtures.sql(db, "SELECT pg_terminate_backend(" + pid + ")");
-            await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10))
+            await().atMost(Duration.ofSeconds(10))
+                    .pollInterval(Duration.ofMillis(10))
                     .until(() -> count(db, "SELECT count(*) FROM pg_stat_activity WHERE pid = " + pid) == 0);
             dead.incrementAndGet();
             return c;
@@ -111,12 +115,10 @@ class ConnectionRecheckIT {
         }
 
         @Override
-        public void setLogWriter(PrintWriter out) {
-        }
+        public void setLogWriter(PrintWriter out) {}
 
         @Override
-        public void setLoginTimeout(int seconds) {
-        }
+        public void setLoginTimeout(int seconds) {}
 
         @Override
         public int getLoginTimeout() {

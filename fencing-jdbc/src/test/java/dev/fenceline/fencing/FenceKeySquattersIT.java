@@ -77,16 +77,18 @@ class FenceKeySquattersIT {
     private static void enterTransaction(Connection c, String resource, long term, String leaderId)
             throws SQLException {
         c.setAutoCommit(false);
-        execute(c, "SELECT set_config('fencing.term', '" + term + "', true),"
-                + " set_config('fencing.resource', '" + resource + "', true),"
-                + " set_config('fencing.leader_id', '" + leaderId + "', true),"
-                + " fencing.enter('" + resource + "', " + term + ", '" + leaderId + "')");
+        execute(
+                c,
+                "SELECT set_config('fencing.term', '" + term + "', true),"
+                        + " set_config('fencing.resource', '" + resource + "', true),"
+                        + " set_config('fencing.leader_id', '" + leaderId + "', true),"
+                        + " fencing.enter('" + resource + "', " + term + ", '" + leaderId + "')");
     }
 
     /** The next term's advance, as a raw {@code fencing.enter} with the lock_timeout the writer's pools send. */
     private Throwable advance(Connection next, String resource, long term) {
-        return catchThrowable(() -> execute(next, "SET lock_timeout = '2s'",
-                "SELECT fencing.enter('" + resource + "', " + term + ", 'b')"));
+        return catchThrowable(() -> execute(
+                next, "SET lock_timeout = '2s'", "SELECT fencing.enter('" + resource + "', " + term + ", 'b')"));
     }
 
     /**
@@ -100,23 +102,31 @@ class FenceKeySquattersIT {
     void aLoginPosingAsAnAdvanceInFlightCannotStopTheNextTermsAdvance() throws Exception {
         String table = scene.table("advmark_advance");
         String resource = OutsiderScene.resourceOf(table);
-        try (Connection poser = adversary.connect("poser"); Connection squatter = scene.connectAsOutsider();
-             Connection next = adversary.connect("leader-b")) {
+        try (Connection poser = adversary.connect("poser");
+                Connection squatter = scene.connectAsOutsider();
+                Connection next = adversary.connect("leader-b")) {
             for (String mode : new String[] {"FOR KEY SHARE", "FOR SHARE", "FOR NO KEY UPDATE"}) {
-                Throwable rowLock = catchThrowable(() -> AdversaryRole.inTransaction(poser,
-                        "SELECT 1 FROM fencing.high_water_mark WHERE resource = '" + resource + "' " + mode));
-                assertThat(sqlState(rowLock)).as("a fencing_app login locking the mark row %s: %s", mode, rowLock)
+                Throwable rowLock = catchThrowable(() -> AdversaryRole.inTransaction(
+                        poser, "SELECT 1 FROM fencing.high_water_mark WHERE resource = '" + resource + "' " + mode));
+                assertThat(sqlState(rowLock))
+                        .as("a fencing_app login locking the mark row %s: %s", mode, rowLock)
                         .isEqualTo("42501");
             }
             assertThat(query(squatter, takeKeyExclusively(scene.lockKey(resource))))
-                    .as("an outsider takes the fence key exclusively").isEqualTo("t");
+                    .as("an outsider takes the fence key exclusively")
+                    .isEqualTo("t");
             Throwable advance = advance(next, resource, 6);
-            assertThat(advance).as("the next term's advance while an outsider holds the fence key exclusively"
-                    + " (SQLSTATE %s)", sqlState(advance)).isNull();
+            assertThat(advance)
+                    .as(
+                            "the next term's advance while an outsider holds the fence key exclusively"
+                                    + " (SQLSTATE %s)",
+                            sqlState(advance))
+                    .isNull();
             assertThat(mark(db, resource)).isEqualTo(6);
             Throwable squatting = catchThrowable(() -> query(squatter, "SELECT 1"));
-            assertThat(AdversaryRole.connectionLost(squatting)).as("the squatter's session after the advance: %s",
-                    squatting).isTrue();
+            assertThat(AdversaryRole.connectionLost(squatting))
+                    .as("the squatter's session after the advance: %s", squatting)
+                    .isTrue();
         }
     }
 
@@ -130,29 +140,39 @@ class FenceKeySquattersIT {
         String table = scene.table("busy_squatter");
         String resource = OutsiderScene.resourceOf(table);
         AtomicBoolean stop = new AtomicBoolean();
-        try (Connection squatter = scene.connectAsOutsider(); Connection next = adversary.connect("leader-b");
-             HikariDataSource pool = scene.directPool("leader-b")) {
-            assertThat(query(squatter, takeKeyExclusively(scene.lockKey(resource)))).isEqualTo("t");
-            CompletableFuture<Void> busy = CompletableFuture.runAsync(() -> {
-                long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(AdversaryRole.QUERY_TIMEOUT_SECONDS);
-                try (Statement st = squatter.createStatement()) {
-                    for (int i = 0; i < 20_000 && !stop.get() && System.nanoTime() < until; i++) {
-                        st.execute("SELECT 1");
-                    }
-                } catch (SQLException e) {
-                    // terminated by the advance
-                }
-            }, scene.background);
+        try (Connection squatter = scene.connectAsOutsider();
+                Connection next = adversary.connect("leader-b");
+                HikariDataSource pool = scene.directPool("leader-b")) {
+            assertThat(query(squatter, takeKeyExclusively(scene.lockKey(resource))))
+                    .isEqualTo("t");
+            CompletableFuture<Void> busy = CompletableFuture.runAsync(
+                    () -> {
+                        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(AdversaryRole.QUERY_TIMEOUT_SECONDS);
+                        try (Statement st = squatter.createStatement()) {
+                            for (int i = 0; i < 20_000 && !stop.get() && System.nanoTime() < until; i++) {
+                                st.execute("SELECT 1");
+                            }
+                        } catch (SQLException e) {
+                            // terminated by the advance
+                        }
+                    },
+                    scene.background);
             Throwable advance = advance(next, resource, 6);
             stop.set(true);
             busy.get(AdversaryRole.QUERY_TIMEOUT_SECONDS, TimeUnit.SECONDS);
-            assertThat(advance).as("the next term's advance while a busy outsider holds the fence key exclusively"
-                    + " (SQLSTATE %s)", sqlState(advance)).isNull();
+            assertThat(advance)
+                    .as(
+                            "the next term's advance while a busy outsider holds the fence key exclusively"
+                                    + " (SQLSTATE %s)",
+                            sqlState(advance))
+                    .isNull();
             Throwable squatting = catchThrowable(() -> query(squatter, "SELECT 1"));
-            assertThat(AdversaryRole.connectionLost(squatting)).as("the squatter's session after the advance: %s",
-                    squatting).isTrue();
+            assertThat(AdversaryRole.connectionLost(squatting))
+                    .as("the squatter's session after the advance: %s", squatting)
+                    .isTrue();
             FencedWriter leader = FencedWriter.create(pool, FencedWriterConfig.defaults());
-            leader.run(FencingToken.of(resource, 6, "b"),
+            leader.run(
+                    FencingToken.of(resource, 6, "b"),
                     ctx -> ctx.dsl().execute("UPDATE " + table + " SET note = 'leader b at 6' WHERE id = 1"));
         }
         assertThat(mark(db, resource)).isEqualTo(6);
@@ -175,26 +195,32 @@ class FenceKeySquattersIT {
         for (int i = 0; i < 16; i++) {
             Connection squatter = scene.connectAsOutsider();
             long offsetMillis = 3L * i;
-            relay.add(CompletableFuture.runAsync(() -> {
-                long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(AdversaryRole.QUERY_TIMEOUT_SECONDS);
-                try (squatter; Statement st = squatter.createStatement()) {
-                    Thread.sleep(offsetMillis);
-                    for (int n = 0; n < 5_000 && !stop.get() && System.nanoTime() < until; n++) {
-                        st.execute("SELECT pg_advisory_lock(" + FENCE_LOCK_NAMESPACE + ", " + key + ")");
-                        st.execute("SELECT pg_advisory_unlock(" + FENCE_LOCK_NAMESPACE + ", " + key + ")");
-                        Thread.sleep(45);
-                    }
-                } catch (SQLException e) {
-                    // terminated by the advance
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }, scene.background));
+            relay.add(CompletableFuture.runAsync(
+                    () -> {
+                        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(AdversaryRole.QUERY_TIMEOUT_SECONDS);
+                        try (squatter;
+                                Statement st = squatter.createStatement()) {
+                            Thread.sleep(offsetMillis);
+                            for (int n = 0; n < 5_000 && !stop.get() && System.nanoTime() < until; n++) {
+                                st.execute("SELECT pg_advisory_lock(" + FENCE_LOCK_NAMESPACE + ", " + key + ")");
+                                st.execute("SELECT pg_advisory_unlock(" + FENCE_LOCK_NAMESPACE + ", " + key + ")");
+                                Thread.sleep(45);
+                            }
+                        } catch (SQLException e) {
+                            // terminated by the advance
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    },
+                    scene.background));
         }
         try (Connection next = adversary.connect("leader-b")) {
             Throwable advance = advance(next, resource, 6);
-            assertThat(advance).as("the next term's advance while outsiders hand the fence key around (SQLSTATE %s)",
-                    sqlState(advance)).isNull();
+            assertThat(advance)
+                    .as(
+                            "the next term's advance while outsiders hand the fence key around (SQLSTATE %s)",
+                            sqlState(advance))
+                    .isNull();
             assertThat(mark(db, resource)).isEqualTo(6);
         } finally {
             stop.set(true);
@@ -214,19 +240,26 @@ class FenceKeySquattersIT {
     void theDeposedLeadersEnteringWaitsAndDoesNotEndTheNewLeadersFirstTransaction() throws Exception {
         String table = scene.table("advmark_handover");
         String resource = OutsiderScene.resourceOf(table);
-        try (Connection newLeader = adversary.connect("leader-b"); Connection oldLeader = adversary.connect("leader-a")) {
+        try (Connection newLeader = adversary.connect("leader-b");
+                Connection oldLeader = adversary.connect("leader-a")) {
             enterTransaction(newLeader, resource, 6, "b");
-            Throwable old = catchThrowable(() -> AdversaryRole.inTransaction(oldLeader,
-                    "SET LOCAL lock_timeout = '200ms'", "SELECT fencing.enter('" + resource + "', 5, 'a')",
+            Throwable old = catchThrowable(() -> AdversaryRole.inTransaction(
+                    oldLeader,
+                    "SET LOCAL lock_timeout = '200ms'",
+                    "SELECT fencing.enter('" + resource + "', 5, 'a')",
                     "UPDATE " + table + " SET note = 'leader a at 5' WHERE id = 2"));
-            assertThat(sqlState(old)).as("the deposed leader's entering while the new leader's advance is in flight:"
-                    + " %s", old).isEqualTo("55P03");
+            assertThat(sqlState(old))
+                    .as("the deposed leader's entering while the new leader's advance is in flight:" + " %s", old)
+                    .isEqualTo("55P03");
             Throwable commit = catchThrowable(() -> {
                 execute(newLeader, "UPDATE " + table + " SET note = 'leader b at 6' WHERE id = 1");
                 newLeader.commit();
             });
-            assertThat(commit).as("the new leader's first transaction after the deposed leader entered (SQLSTATE %s)",
-                    sqlState(commit)).isNull();
+            assertThat(commit)
+                    .as(
+                            "the new leader's first transaction after the deposed leader entered (SQLSTATE %s)",
+                            sqlState(commit))
+                    .isNull();
         }
         assertThat(mark(db, resource)).isEqualTo(6);
         assertThat(note(table, 1)).isEqualTo("leader b at 6");
@@ -244,15 +277,22 @@ class FenceKeySquattersIT {
     void anAdvanceWaitingForItsMarkRowFailsWithinAdvanceTimeout(String locked) throws Exception {
         String table = scene.table("advmark_locked_" + locked);
         String resource = OutsiderScene.resourceOf(table);
-        try (Connection dba = Fixtures.connect(db); Connection next = adversary.connect("leader-b")) {
-            execute(dba, "BEGIN", locked.equals("row")
-                    ? "SELECT 1 FROM fencing.high_water_mark WHERE resource = '" + resource + "' FOR UPDATE"
-                    : "LOCK TABLE fencing.high_water_mark IN EXCLUSIVE MODE");
-            Throwable advance = catchThrowable(() -> execute(next, "SET lock_timeout = 0",
-                    "SELECT fencing.enter('" + resource + "', 6, 'b')"));
+        try (Connection dba = Fixtures.connect(db);
+                Connection next = adversary.connect("leader-b")) {
+            execute(
+                    dba,
+                    "BEGIN",
+                    locked.equals("row")
+                            ? "SELECT 1 FROM fencing.high_water_mark WHERE resource = '" + resource + "' FOR UPDATE"
+                            : "LOCK TABLE fencing.high_water_mark IN EXCLUSIVE MODE");
+            Throwable advance = catchThrowable(
+                    () -> execute(next, "SET lock_timeout = 0", "SELECT fencing.enter('" + resource + "', 6, 'b')"));
             execute(dba, "ROLLBACK");
-            assertThat(sqlState(advance)).as("the advance's outcome while its mark %s is locked (1 s advance_timeout;"
-                    + " 57014 is the test's %s s safety net): %s", locked, AdversaryRole.QUERY_TIMEOUT_SECONDS, advance)
+            assertThat(sqlState(advance))
+                    .as(
+                            "the advance's outcome while its mark %s is locked (1 s advance_timeout;"
+                                    + " 57014 is the test's %s s safety net): %s",
+                            locked, AdversaryRole.QUERY_TIMEOUT_SECONDS, advance)
                     .isEqualTo("FL005");
             assertThat(mark(db, resource)).as("nothing changed").isEqualTo(5);
         }

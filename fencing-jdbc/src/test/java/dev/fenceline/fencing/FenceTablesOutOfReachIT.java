@@ -71,11 +71,12 @@ class FenceTablesOutOfReachIT {
     /** Every table, view, sequence and foreign table of the fence's schemas: what the fence or its audit reads. */
     private List<String> fenceRelations() throws SQLException {
         List<String> names = new ArrayList<>();
-        try (Connection c = Fixtures.connect(db); Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery("SELECT c.oid::regclass::text FROM pg_class c"
-                     + " JOIN pg_namespace n ON n.oid = c.relnamespace"
-                     + " WHERE n.nspname IN ('fencing', 'fencing_private') AND c.relkind IN ('r', 'p', 'v', 'm', 'S', 'f')"
-                     + " ORDER BY 1")) {
+        try (Connection c = Fixtures.connect(db);
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT c.oid::regclass::text FROM pg_class c"
+                        + " JOIN pg_namespace n ON n.oid = c.relnamespace"
+                        + " WHERE n.nspname IN ('fencing', 'fencing_private') AND c.relkind IN ('r', 'p', 'v', 'm', 'S', 'f')"
+                        + " ORDER BY 1")) {
             while (rs.next()) {
                 names.add(rs.getString(1));
             }
@@ -84,18 +85,22 @@ class FenceTablesOutOfReachIT {
     }
 
     private static String locksOf(Connection superuser, long pid) throws SQLException {
-        return query(superuser, "SELECT coalesce(string_agg(coalesce(relation::regclass::text, locktype) || ' ' || mode"
-                + " || CASE WHEN granted THEN '' ELSE ' (waiting)' END, ', '), 'none') FROM pg_locks"
-                + " WHERE pid = " + pid + " AND locktype = 'relation'");
+        return query(
+                superuser,
+                "SELECT coalesce(string_agg(coalesce(relation::regclass::text, locktype) || ' ' || mode"
+                        + " || CASE WHEN granted THEN '' ELSE ' (waiting)' END, ', '), 'none') FROM pg_locks"
+                        + " WHERE pid = " + pid + " AND locktype = 'relation'");
     }
 
     @Test
     void aLoginOutsideTheFencingRolesCannotNameAnyRelationOfTheFenceOrTheAuditSoItCannotLockOne() throws Exception {
         List<String> relations = fenceRelations();
-        assertThat(relations).as("relations of schemas fencing and fencing_private")
+        assertThat(relations)
+                .as("relations of schemas fencing and fencing_private")
                 .contains("fencing.high_water_mark", "fencing.rejected_write");
         List<String> reachable = new ArrayList<>();
-        try (Connection outsider = scene.connectAsOutsider(); Connection superuser = Fixtures.connect(db)) {
+        try (Connection outsider = scene.connectAsOutsider();
+                Connection superuser = Fixtures.connect(db)) {
             long pid = backendPid(outsider);
             for (String relation : relations) {
                 outsider.setAutoCommit(false);
@@ -110,11 +115,13 @@ class FenceTablesOutOfReachIT {
                 } finally {
                     outsider.rollback();
                     outsider.setAutoCommit(true);
-                    execute(outsider, "DEALLOCATE ALL");   // a prepared statement outlives its transaction
+                    execute(outsider, "DEALLOCATE ALL"); // a prepared statement outlives its transaction
                 }
             }
         }
-        assertThat(reachable).as("relations a login in no fencing role can name (and so lock at parse time)").isEmpty();
+        assertThat(reachable)
+                .as("relations a login in no fencing role can name (and so lock at parse time)")
+                .isEmpty();
     }
 
     /**
@@ -130,46 +137,66 @@ class FenceTablesOutOfReachIT {
         String protectedTable = scene.table("rule_outsider");
         String resource = OutsiderScene.resourceOf(protectedTable);
         SoftAssertions softly = new SoftAssertions();
-        try (Connection holder = Fixtures.connect(db); Connection outsider = scene.connectAsOutsider();
-             Connection superuser = Fixtures.connect(db)) {
+        try (Connection holder = Fixtures.connect(db);
+                Connection outsider = scene.connectAsOutsider();
+                Connection superuser = Fixtures.connect(db)) {
             holder.setAutoCommit(false);
-            query(holder, "SELECT count(*) FROM " + table);          // ACCESS SHARE until the holder ends
+            query(holder, "SELECT count(*) FROM " + table); // ACCESS SHARE until the holder ends
             long outsiderPid = backendPid(outsider);
             outsider.setAutoCommit(false);
-            CompletableFuture<Throwable> rule = CompletableFuture.supplyAsync(() -> {
-                try {
-                    execute(outsider, "CREATE RULE fence_rule AS ON INSERT TO " + table + " DO INSTEAD NOTHING");
-                    return null;
-                } catch (SQLException e) {
-                    return e;
-                }
-            }, scene.background);
+            CompletableFuture<Throwable> rule = CompletableFuture.supplyAsync(
+                    () -> {
+                        try {
+                            execute(
+                                    outsider,
+                                    "CREATE RULE fence_rule AS ON INSERT TO " + table + " DO INSTEAD NOTHING");
+                            return null;
+                        } catch (SQLException e) {
+                            return e;
+                        }
+                    },
+                    scene.background);
             boolean queued = awaitDoneOrWaiting(rule, superuser, outsiderPid, table);
             String outsiderLocks = locksOf(superuser, outsiderPid);
-            softly.assertThat(queued).as("the outsider's CREATE RULE on %s is queued for a lock while its transaction"
-                    + " is open (its locks: %s)", table, outsiderLocks).isFalse();
+            softly.assertThat(queued)
+                    .as(
+                            "the outsider's CREATE RULE on %s is queued for a lock while its transaction"
+                                    + " is open (its locks: %s)",
+                            table, outsiderLocks)
+                    .isFalse();
 
             // From other sessions, while the outsider's transaction is open (and, today, its request queued):
             Throwable read = timedStatement(superuser, "SELECT count(*) FROM " + table);
-            softly.assertThat(read).as("a superuser's read of %s while the outsider's CREATE RULE is open (SQLSTATE"
-                    + " %s)", table, sqlState(read)).isNull();
+            softly.assertThat(read)
+                    .as(
+                            "a superuser's read of %s while the outsider's CREATE RULE is open (SQLSTATE" + " %s)",
+                            table, sqlState(read))
+                    .isNull();
             if (table.equals("fencing.high_water_mark")) {
                 try (Connection next = scene.adversary.connect("leader-b")) {
                     Throwable advance = timedStatement(next, "SELECT fencing.enter('" + resource + "', 6, 'b')");
-                    softly.assertThat(advance).as("the next term's advance while the outsider's CREATE RULE is open"
-                            + " (SQLSTATE %s)", sqlState(advance)).isNull();
+                    softly.assertThat(advance)
+                            .as(
+                                    "the next term's advance while the outsider's CREATE RULE is open"
+                                            + " (SQLSTATE %s)",
+                                    sqlState(advance))
+                            .isNull();
                 }
             }
             holder.rollback();
             Throwable outcome = rule.get(AdversaryRole.QUERY_TIMEOUT_SECONDS, TimeUnit.SECONDS);
-            softly.assertThat(sqlState(outcome)).as("the outsider's CREATE RULE ended with %s", outcome)
+            softly.assertThat(sqlState(outcome))
+                    .as("the outsider's CREATE RULE ended with %s", outcome)
                     .isEqualTo("42501");
-            softly.assertThat(outcome).as("refused at the schema, before any lock")
+            softly.assertThat(outcome)
+                    .as("refused at the schema, before any lock")
                     .hasMessageContaining("permission denied for schema");
             outsider.rollback();
         }
         if (table.equals("fencing.high_water_mark")) {
-            softly.assertThat(mark(db, resource)).as("the mark after the advance").isEqualTo(6);
+            softly.assertThat(mark(db, resource))
+                    .as("the mark after the advance")
+                    .isEqualTo(6);
         }
         softly.assertAll();
     }
@@ -186,17 +213,25 @@ class FenceTablesOutOfReachIT {
             throws Exception {
         String table = scene.table("rule_app_writer");
         String resource = OutsiderScene.resourceOf(table);
-        try (Connection parse = scene.adversary.connect("parse-lock"); Connection rule = scene.adversary.connect("rule");
-             Connection superuser = Fixtures.connect(db); HikariDataSource pool = scene.directPool("leader-b")) {
+        try (Connection parse = scene.adversary.connect("parse-lock");
+                Connection rule = scene.adversary.connect("rule");
+                Connection superuser = Fixtures.connect(db);
+                HikariDataSource pool = scene.directPool("leader-b")) {
             CompletableFuture<Throwable> queued = holdAndQueue(parse, rule, superuser);
             FencedWriter leader = FencedWriter.create(pool, FencedWriterConfig.defaults());
-            CompletableFuture<Void> advance = CompletableFuture.runAsync(() -> leader.run(
-                    FencingToken.of(resource, 6, "b"),
-                    ctx -> ctx.dsl().execute("UPDATE " + table + " SET note = 'b at 6' WHERE id = 1")), scene.background);
+            CompletableFuture<Void> advance = CompletableFuture.runAsync(
+                    () -> leader.run(
+                            FencingToken.of(resource, 6, "b"),
+                            ctx -> ctx.dsl().execute("UPDATE " + table + " SET note = 'b at 6' WHERE id = 1")),
+                    scene.background);
             Throwable outcome = boundedOutcome(advance);
             release(parse, rule, queued);
-            assertThat(outcome).as("the writer's advance while a fencing_app login queues CREATE RULE on the mark"
-                    + " ended within %s s", AdversaryRole.QUERY_TIMEOUT_SECONDS).isNotInstanceOf(TimeoutException.class);
+            assertThat(outcome)
+                    .as(
+                            "the writer's advance while a fencing_app login queues CREATE RULE on the mark"
+                                    + " ended within %s s",
+                            AdversaryRole.QUERY_TIMEOUT_SECONDS)
+                    .isNotInstanceOf(TimeoutException.class);
             if (outcome != null) {
                 assertThat(sqlState(outcome)).as("%s", outcome).isIn("FL005", "55P03");
             }
@@ -212,24 +247,32 @@ class FenceTablesOutOfReachIT {
             throws Exception {
         String table = scene.table("rule_app_raw");
         String resource = OutsiderScene.resourceOf(table);
-        try (Connection parse = scene.adversary.connect("parse-lock"); Connection rule = scene.adversary.connect("rule");
-             Connection superuser = Fixtures.connect(db); Connection next = scene.adversary.connect("leader-b")) {
+        try (Connection parse = scene.adversary.connect("parse-lock");
+                Connection rule = scene.adversary.connect("rule");
+                Connection superuser = Fixtures.connect(db);
+                Connection next = scene.adversary.connect("leader-b")) {
             long nextPid = backendPid(next);
             CompletableFuture<Throwable> queued = holdAndQueue(parse, rule, superuser);
-            CompletableFuture<String> advance = CompletableFuture.supplyAsync(() -> {
-                try {
-                    return query(next, "SELECT fencing.enter('" + resource + "', 6, 'b')");
-                } catch (SQLException e) {
-                    throw new java.util.concurrent.CompletionException(e);
-                }
-            }, scene.background);
+            CompletableFuture<String> advance = CompletableFuture.supplyAsync(
+                    () -> {
+                        try {
+                            return query(next, "SELECT fencing.enter('" + resource + "', 6, 'b')");
+                        } catch (SQLException e) {
+                            throw new java.util.concurrent.CompletionException(e);
+                        }
+                    },
+                    scene.background);
             Throwable outcome = boundedOutcome(advance);
             if (outcome instanceof TimeoutException) {
                 query(superuser, "SELECT pg_cancel_backend(" + nextPid + ")");
             }
             release(parse, rule, queued);
-            assertThat(outcome).as("the raw advance while a fencing_app login queues CREATE RULE on the mark ended"
-                    + " within %s s", AdversaryRole.QUERY_TIMEOUT_SECONDS).isNotInstanceOf(TimeoutException.class);
+            assertThat(outcome)
+                    .as(
+                            "the raw advance while a fencing_app login queues CREATE RULE on the mark ended"
+                                    + " within %s s",
+                            AdversaryRole.QUERY_TIMEOUT_SECONDS)
+                    .isNotInstanceOf(TimeoutException.class);
             if (outcome != null) {
                 assertThat(sqlState(outcome)).as("%s", outcome).isIn("FL005", "55P03");
             }
@@ -247,21 +290,25 @@ class FenceTablesOutOfReachIT {
         execute(parse, "PREPARE fence_probe AS SELECT 1 FROM fencing.high_water_mark");
         long rulePid = backendPid(rule);
         rule.setAutoCommit(false);
-        CompletableFuture<Throwable> queued = CompletableFuture.supplyAsync(() -> {
-            try {
-                execute(rule, "CREATE RULE fence_rule AS ON INSERT TO fencing.high_water_mark DO INSTEAD NOTHING");
-                return null;
-            } catch (SQLException e) {
-                return e;
-            }
-        }, scene.background);
+        CompletableFuture<Throwable> queued = CompletableFuture.supplyAsync(
+                () -> {
+                    try {
+                        execute(
+                                rule,
+                                "CREATE RULE fence_rule AS ON INSERT TO fencing.high_water_mark DO INSTEAD NOTHING");
+                        return null;
+                    } catch (SQLException e) {
+                        return e;
+                    }
+                },
+                scene.background);
         awaitDoneOrWaiting(queued, superuser, rulePid, "fencing.high_water_mark");
         return queued;
     }
 
     private static void release(Connection parse, Connection rule, CompletableFuture<Throwable> queued)
             throws Exception {
-        parse.rollback();                                   // the queued CREATE RULE gets its lock, then fails
+        parse.rollback(); // the queued CREATE RULE gets its lock, then fails
         queued.get(AdversaryRole.QUERY_TIMEOUT_SECONDS, TimeUnit.SECONDS);
         rule.rollback();
     }
@@ -282,15 +329,18 @@ class FenceTablesOutOfReachIT {
      * Waits (bounded) until {@code statement} has ended or backend {@code pid} waits for a lock on {@code table};
      * returns true when it is waiting.
      */
-    private static boolean awaitDoneOrWaiting(CompletableFuture<?> statement, Connection superuser, long pid,
-                                              String table) throws SQLException {
+    private static boolean awaitDoneOrWaiting(
+            CompletableFuture<?> statement, Connection superuser, long pid, String table) throws SQLException {
         long deadline = System.nanoTime() + STATE_WAIT.toNanos();
         while (System.nanoTime() < deadline) {
             if (statement.isDone()) {
                 return false;
             }
-            if ("t".equals(query(superuser, "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE pid = " + pid
-                    + " AND NOT granted AND relation = '" + table + "'::regclass)"))) {
+            if ("t"
+                    .equals(query(
+                            superuser,
+                            "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE pid = " + pid
+                                    + " AND NOT granted AND relation = '" + table + "'::regclass)"))) {
                 return true;
             }
             Thread.onSpinWait();

@@ -54,6 +54,7 @@ class FencingRaceIT {
     private final Map<String, LongAdder> rejected = new ConcurrentHashMap<>();
     /** Writer rejections whose audit call did not confirm (e.g. its connection was terminated meanwhile). */
     private final Map<String, LongAdder> unconfirmed = new ConcurrentHashMap<>();
+
     private final Map<String, LongAdder> unknown = new ConcurrentHashMap<>();
     /**
      * Transactions whose session was terminated (possibly after the trigger audited a rejection, which the caller
@@ -68,7 +69,9 @@ class FencingRaceIT {
         Fixtures.migrate(db);
         for (String r : RESOURCES) {
             String t = table(r);
-            Fixtures.sql(db, "CREATE TABLE " + t + " (id bigserial PRIMARY KEY, term bigint NOT NULL, n bigint NOT NULL,"
+            Fixtures.sql(
+                    db,
+                    "CREATE TABLE " + t + " (id bigserial PRIMARY KEY, term bigint NOT NULL, n bigint NOT NULL,"
                             + " worker int NOT NULL)",
                     "SELECT fencing.protect_table('" + t + "', '" + r + "')");
             leaderTerm.put(r, new AtomicLong(1));
@@ -80,14 +83,16 @@ class FencingRaceIT {
             unknown.put(r, new LongAdder());
             rawTerminated.put(r, new LongAdder());
         }
-        Fixtures.sql(db, "CREATE TABLE commit_order (resource text PRIMARY KEY, n bigint NOT NULL)",
+        Fixtures.sql(
+                db,
+                "CREATE TABLE commit_order (resource text PRIMARY KEY, n bigint NOT NULL)",
                 "INSERT INTO commit_order VALUES ('race-a', 0), ('race-b', 0)");
 
         AtomicInteger budget = new AtomicInteger(TRANSACTIONS);
         long deadline = System.currentTimeMillis() + DEADLINE_MS;
         ExecutorService pool = Executors.newFixedThreadPool(THREADS);
         try (HikariDataSource writerPool = Fixtures.pool(db, 6, "race-writer");
-             HikariDataSource rawPool = Fixtures.pool(db, TRIGGER_MODE_THREADS, "race-trigger")) {
+                HikariDataSource rawPool = Fixtures.pool(db, TRIGGER_MODE_THREADS, "race-trigger")) {
             FencedWriter writer = FencedWriter.create(writerPool, FencedWriterConfig.defaults());
             List<Future<?>> futures = new ArrayList<>();
             for (int i = 0; i < THREADS; i++) {
@@ -118,38 +123,56 @@ class FencingRaceIT {
             long previousTerm = 0;
             long previousN = 0;
             long rows = 0;
-            try (Connection c = Fixtures.connect(db); Statement s = c.createStatement();
-                 ResultSet rs = s.executeQuery("SELECT term, n FROM " + t + " ORDER BY n")) {
+            try (Connection c = Fixtures.connect(db);
+                    Statement s = c.createStatement();
+                    ResultSet rs = s.executeQuery("SELECT term, n FROM " + t + " ORDER BY n")) {
                 while (rs.next()) {
                     long term = rs.getLong(1);
                     long n = rs.getLong(2);
-                    assertThat(n).as("commit order witness of %s is strictly increasing", r).isGreaterThan(previousN);
-                    assertThat(term).as("%s: term at commit #%d went backwards", r, n).isGreaterThanOrEqualTo(previousTerm);
+                    assertThat(n)
+                            .as("commit order witness of %s is strictly increasing", r)
+                            .isGreaterThan(previousN);
+                    assertThat(term)
+                            .as("%s: term at commit #%d went backwards", r, n)
+                            .isGreaterThanOrEqualTo(previousTerm);
                     previousTerm = term;
                     previousN = n;
                     rows++;
                 }
             }
             // 2. Every transaction the caller saw commit is there (plus at most the ones whose outcome was unknown).
-            assertThat(rows).isBetween(committed.get(r).sum(), committed.get(r).sum() + unknown.get(r).sum());
+            assertThat(rows)
+                    .isBetween(
+                            committed.get(r).sum(),
+                            committed.get(r).sum() + unknown.get(r).sum());
             // 3. Every rejection seen by a caller has its audit row, and there are no rows without a rejection.
             //    Writer: exactly one row per rejection it audited itself whose audit call confirmed (unconfirmed
             //    ones: at most one).
-            long writerRows = count(db, "SELECT count(*) FROM fencing.rejected_write WHERE resource = '" + r + "'"
-                    + " AND source = 'writer'");
+            long writerRows = count(
+                    db,
+                    "SELECT count(*) FROM fencing.rejected_write WHERE resource = '" + r + "'"
+                            + " AND source = 'writer'");
             long writerOwn = rejected.get(r + "/writer").sum();
             long writerSeen = writerOwn + rejected.get(r + "/writer-by-guard").sum();
-            assertThat(writerRows).as("writer audit rows of %s", r)
+            assertThat(writerRows)
+                    .as("writer audit rows of %s", r)
                     .isBetween(writerOwn - unconfirmed.get(r).sum(), writerOwn);
             //    Trigger: one row per FL001 seen, raw or by a writer transaction (the writer does not audit those
             //    again); a session terminated right after its trigger audited may add one.
-            long triggerRows = count(db, "SELECT count(*) FROM fencing.rejected_write WHERE resource = '" + r + "'"
-                    + " AND source = 'trigger'");
-            long triggerSeen = rejected.get(r + "/trigger").sum() + rejected.get(r + "/writer-by-guard").sum();
-            assertThat(triggerRows).as("trigger audit rows of %s", r)
+            long triggerRows = count(
+                    db,
+                    "SELECT count(*) FROM fencing.rejected_write WHERE resource = '" + r + "'"
+                            + " AND source = 'trigger'");
+            long triggerSeen = rejected.get(r + "/trigger").sum()
+                    + rejected.get(r + "/writer-by-guard").sum();
+            assertThat(triggerRows)
+                    .as("trigger audit rows of %s", r)
                     .isBetween(triggerSeen, triggerSeen + rawTerminated.get(r).sum());
-            assertThat(count(db, "SELECT count(*) FROM fencing.rejected_write WHERE resource = '" + r + "'"
-                    + " AND (offered_term >= highest_accepted OR reason <> 'stale_term')")).isZero();
+            assertThat(count(
+                            db,
+                            "SELECT count(*) FROM fencing.rejected_write WHERE resource = '" + r + "'"
+                                    + " AND (offered_term >= highest_accepted OR reason <> 'stale_term')"))
+                    .isZero();
             // The run really exercised advances and rejections.
             assertThat(count(db, "SELECT count(*) FROM fencing.term_history WHERE resource = '" + r + "'"))
                     .isGreaterThan(5);
@@ -157,7 +180,8 @@ class FencingRaceIT {
             assertThat(rejected.get(r + "/trigger").sum()).isPositive();
             assertThat(rows).isGreaterThan(300);
         }
-        System.out.printf("race: committed=%s rejected=%s unconfirmed-audit=%s unknown-outcome=%s"
+        System.out.printf(
+                "race: committed=%s rejected=%s unconfirmed-audit=%s unknown-outcome=%s"
                         + " trigger-mode-terminated=%s writer-aborted(not deposed)=%s%n",
                 committed, rejected, unconfirmed, unknown, rawTerminated, aborted);
     }
@@ -183,16 +207,22 @@ class FencingRaceIT {
     private void writerTransaction(FencedWriter writer, String r, long term, int worker) {
         String t = table(r);
         try {
-            writer.transaction(FencingToken.of(r, term, "leader-" + term),   // one leader per term, many threads
+            writer.transaction(
+                    FencingToken.of(r, term, "leader-" + term), // one leader per term, many threads
                     WriteDescription.of("public." + t, "INSERT", "w" + worker + "-" + term, null),
-                    ctx -> ctx.dsl().execute("WITH c AS (UPDATE commit_order SET n = n + 1 WHERE resource = ?"
-                            + " RETURNING n) INSERT INTO " + t + " (term, n, worker) SELECT ?, n, ? FROM c",
-                            r, term, worker));
+                    ctx -> ctx.dsl()
+                            .execute(
+                                    "WITH c AS (UPDATE commit_order SET n = n + 1 WHERE resource = ?"
+                                            + " RETURNING n) INSERT INTO " + t
+                                            + " (term, n, worker) SELECT ?, n, ? FROM c",
+                                    r,
+                                    term,
+                                    worker));
             committed.get(r).increment();
         } catch (StaleTermException e) {
             String detail = guardRejection(e);
             if (detail != null && detail.contains("audited=t")) {
-                rejected.get(r + "/writer-by-guard").increment();   // the trigger's audit row; the writer wrote none
+                rejected.get(r + "/writer-by-guard").increment(); // the trigger's audit row; the writer wrote none
                 return;
             }
             rejected.get(r + "/writer").increment();
@@ -219,7 +249,9 @@ class FencingRaceIT {
     private static String guardRejection(Throwable t) {
         for (Throwable c = t; c != null && c.getCause() != c; c = c.getCause()) {
             if (c instanceof org.postgresql.util.PSQLException p && "FL001".equals(p.getSQLState())) {
-                return p.getServerErrorMessage() == null ? "" : String.valueOf(p.getServerErrorMessage().getDetail());
+                return p.getServerErrorMessage() == null
+                        ? ""
+                        : String.valueOf(p.getServerErrorMessage().getDetail());
             }
         }
         return null;
@@ -227,7 +259,8 @@ class FencingRaceIT {
 
     private static boolean connectionLostIn(Throwable t) {
         for (Throwable c = t; c != null && c.getCause() != c; c = c.getCause()) {
-            if (c instanceof SQLException e && e.getSQLState() != null
+            if (c instanceof SQLException e
+                    && e.getSQLState() != null
                     && (e.getSQLState().startsWith("08") || e.getSQLState().startsWith("57P"))) {
                 return true;
             }
@@ -241,11 +274,12 @@ class FencingRaceIT {
         try (Connection c = ds.getConnection()) {
             c.setAutoCommit(false);
             try (PreparedStatement set = c.prepareStatement(
-                    "SELECT set_config('fencing.term', ?, true), set_config('fencing.resource', ?, true)");
-                 PreparedStatement ins = c.prepareStatement("WITH c AS (UPDATE commit_order SET n = n + 1"
-                         + " WHERE resource = ? RETURNING n) INSERT INTO " + t + " (term, n, worker) SELECT ?, n, ? FROM c")) {
+                            "SELECT set_config('fencing.term', ?, true), set_config('fencing.resource', ?, true)");
+                    PreparedStatement ins = c.prepareStatement("WITH c AS (UPDATE commit_order SET n = n + 1"
+                            + " WHERE resource = ? RETURNING n) INSERT INTO " + t
+                            + " (term, n, worker) SELECT ?, n, ? FROM c")) {
                 set.setString(1, Long.toString(term));
-                set.setString(2, r);                 // the term is this resource's (it may advance it)
+                set.setString(2, r); // the term is this resource's (it may advance it)
                 set.execute();
                 ins.setString(1, r);
                 ins.setLong(2, term);
@@ -266,12 +300,13 @@ class FencingRaceIT {
             if ("FL001".equals(e.getSQLState())) {
                 rejected.get(r + "/trigger").increment();
                 String detail = e instanceof org.postgresql.util.PSQLException p && p.getServerErrorMessage() != null
-                        ? p.getServerErrorMessage().getDetail() : null;
+                        ? p.getServerErrorMessage().getDetail()
+                        : null;
                 assertThat(detail).as("trigger rejection audited via dblink").contains("audited=t");
             } else if (committing) {
                 unknown.get(r).increment();
             } else {
-                rawTerminated.get(r).increment();   // terminated by an advance: rolled back, not a fence rejection
+                rawTerminated.get(r).increment(); // terminated by an advance: rolled back, not a fence rejection
             }
         }
     }

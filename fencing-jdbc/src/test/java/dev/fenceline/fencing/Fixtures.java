@@ -24,17 +24,22 @@ final class Fixtures {
     static final Field<Long> AMOUNT = DSL.field(DSL.name("amount"), SQLDataType.BIGINT);
     static final Field<String> NOTE = DSL.field(DSL.name("note"), SQLDataType.VARCHAR);
 
-    private Fixtures() {
-    }
+    private Fixtures() {}
 
     static void migrate(TestDatabase db) {
         FencingMigrations.migrate(db.dataSource());
     }
 
     static HikariDataSource pool(TestDatabase db, int size, String applicationName) {
-        return Databases.dataSource(DatabaseConfig.builder(db.jdbcUrl()).username(db.user()).password(db.password())
-                .maximumPoolSize(size).applicationName(applicationName).poolName(applicationName)
-                .lockTimeout(Duration.ofSeconds(2)).idleInTransactionSessionTimeout(Duration.ofSeconds(30)).build());
+        return Databases.dataSource(DatabaseConfig.builder(db.jdbcUrl())
+                .username(db.user())
+                .password(db.password())
+                .maximumPoolSize(size)
+                .applicationName(applicationName)
+                .poolName(applicationName)
+                .lockTimeout(Duration.ofSeconds(2))
+                .idleInTransactionSessionTimeout(Duration.ofSeconds(30))
+                .build());
     }
 
     static Connection connect(TestDatabase db) throws SQLException {
@@ -42,7 +47,8 @@ final class Fixtures {
     }
 
     static void sql(TestDatabase db, String... statements) {
-        try (Connection c = connect(db); Statement s = c.createStatement()) {
+        try (Connection c = connect(db);
+                Statement s = c.createStatement()) {
             for (String sql : statements) {
                 s.execute(sql);
             }
@@ -76,7 +82,9 @@ final class Fixtures {
     }
 
     static String text(TestDatabase db, String sql) {
-        try (Connection c = connect(db); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+        try (Connection c = connect(db);
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery(sql)) {
             rs.next();
             return rs.getString(1);
         } catch (SQLException e) {
@@ -85,7 +93,9 @@ final class Fixtures {
     }
 
     static void createProtectedPaymentTable(TestDatabase db, String resource) {
-        sql(db, "CREATE TABLE IF NOT EXISTS public.payment (id bigint PRIMARY KEY, amount bigint NOT NULL, note text)",
+        sql(
+                db,
+                "CREATE TABLE IF NOT EXISTS public.payment (id bigint PRIMARY KEY, amount bigint NOT NULL, note text)",
                 "SELECT fencing.protect_table('public.payment', '" + resource + "')");
     }
 }

@@ -34,7 +34,9 @@ class InputValidationTest {
     @Test
     void longResourceNamesAreAbbreviatedInTheMessage() {
         assertThatThrownBy(() -> FencingToken.of("x".repeat(500), 1))
-                .hasMessageEndingWith("...'").message().hasSizeLessThan(250);
+                .hasMessageEndingWith("...'")
+                .message()
+                .hasSizeLessThan(250);
     }
 
     @Test
@@ -54,21 +56,31 @@ class InputValidationTest {
 
     @Test
     void writerConfigIsValidatedNamingPropertyLimitAndValue() {
-        assertThatThrownBy(() -> FencedWriterConfig.builder().maxPayloadBytes(-1).build())
+        assertThatThrownBy(
+                        () -> FencedWriterConfig.builder().maxPayloadBytes(-1).build())
                 .hasMessage("maxPayloadBytes cannot be less than 0, was -1");
-        assertThatThrownBy(() -> FencedWriterConfig.builder().connectionRecheckAttempts(0).build())
+        assertThatThrownBy(() -> FencedWriterConfig.builder()
+                        .connectionRecheckAttempts(0)
+                        .build())
                 .hasMessage("connectionRecheckAttempts must be between 1 and 10, was 0");
         assertThat(FencedWriterConfig.defaults().maxPayloadBytes()).isEqualTo(8192);
-        assertThatThrownBy(() -> FencedWriterConfig.builder().statementTimeout(java.time.Duration.ofMillis(-1)).build())
+        assertThatThrownBy(() -> FencedWriterConfig.builder()
+                        .statementTimeout(java.time.Duration.ofMillis(-1))
+                        .build())
                 .hasMessage("statementTimeout must be between 0ms and 3600000ms, was -1ms");
-        assertThatThrownBy(() -> FencedWriterConfig.builder().lockTimeout(java.time.Duration.ZERO).build())
+        assertThatThrownBy(() -> FencedWriterConfig.builder()
+                        .lockTimeout(java.time.Duration.ZERO)
+                        .build())
                 .hasMessage("lockTimeout must be between 1ms and 3600000ms, was 0ms");
-        assertThat(FencedWriterConfig.defaults().statementTimeout()).as("statementTimeout default: none").isZero();
+        assertThat(FencedWriterConfig.defaults().statementTimeout())
+                .as("statementTimeout default: none")
+                .isZero();
     }
 
     @Test
     void writerNeedsADataSourceAndConfig() {
         assertThatThrownBy(() -> FencedWriter.create(null, FencedWriterConfig.defaults()))
-                .isInstanceOf(NullPointerException.class).hasMessage("dataSource");
+                .isInstanceOf(NullPointerException.class)
+                .hasMessage("dataSource");
     }
 }

@@ -65,8 +65,10 @@ class NoOlderTermCommitsAfterAnAdvanceIT {
     }
 
     private String terminatedSessions(String resource, long term) {
-        return Fixtures.text(db, "SELECT string_agg(terminated_sessions::text, ',') FROM fencing.term_history"
-                + " WHERE resource = '" + resource + "' AND term = " + term);
+        return Fixtures.text(
+                db,
+                "SELECT string_agg(terminated_sessions::text, ',') FROM fencing.term_history" + " WHERE resource = '"
+                        + resource + "' AND term = " + term);
     }
 
     /**
@@ -74,18 +76,24 @@ class NoOlderTermCommitsAfterAnAdvanceIT {
      * (FL001), one carrying no term as termless (FL002), and row 3 stays as it was.
      */
     private void assertTermFiveWriteRefusedAfterTheAdvance(Connection a, String resource, String table, String how) {
-        assertThat(mark(db, resource)).as("mark of %s after the advance", resource).isEqualTo(6);
+        assertThat(mark(db, resource))
+                .as("mark of %s after the advance", resource)
+                .isEqualTo(6);
         String write = "UPDATE " + table + " SET note = 'term 5 after 6', fencing_term = 5 WHERE id = 3";
         Throwable stale = catchThrowable(() -> inTransaction(a, "SET LOCAL fencing.term = '5'", write));
         assertThat(sqlState(stale))
-                .as("a term-5 write of the backend that %s, after the advance of %s to 6 committed (%s);"
-                        + " terminated_sessions of that advance: %s", how, resource, stale,
-                        terminatedSessions(resource, 6))
+                .as(
+                        "a term-5 write of the backend that %s, after the advance of %s to 6 committed (%s);"
+                                + " terminated_sessions of that advance: %s",
+                        how, resource, stale, terminatedSessions(resource, 6))
                 .isEqualTo("FL001");
         Throwable termless = catchThrowable(() -> inTransaction(a, write));
-        assertThat(sqlState(termless)).as("a write without a term of the backend that %s (%s)", how, termless)
+        assertThat(sqlState(termless))
+                .as("a write without a term of the backend that %s (%s)", how, termless)
                 .isEqualTo("FL002");
-        assertThat(note(table, 3)).as("row 3 of %s after the term-5 writes were refused", table).isEqualTo("initial");
+        assertThat(note(table, 3))
+                .as("row 3 of %s after the term-5 writes were refused", table)
+                .isEqualTo("initial");
     }
 
     // ---- two-phase commit: a prepared transaction keeps the fence lock ------------------------------------------
@@ -100,22 +108,29 @@ class NoOlderTermCommitsAfterAnAdvanceIT {
     @Test
     void aPreparedTransactionOfTheOlderTermHoldsTheAdvanceOffUntilItIsResolved() throws Exception {
         adversary.protectedTable("xa_enter", "xa-enter", 5, "a");
-        try (Connection a = adversary.connect("leader-a"); Connection b = adversary.connect("leader-b")) {
-            execute(a, "BEGIN", "SET LOCAL fencing.term = '5'",
+        try (Connection a = adversary.connect("leader-a");
+                Connection b = adversary.connect("leader-b")) {
+            execute(
+                    a,
+                    "BEGIN",
+                    "SET LOCAL fencing.term = '5'",
                     "UPDATE xa_enter SET note = 'prepared at term 5', fencing_term = 5 WHERE id = 1",
-                    "SELECT pg_advisory_unlock_all()", "PREPARE TRANSACTION 'xa-enter-branch'");
+                    "SELECT pg_advisory_unlock_all()",
+                    "PREPARE TRANSACTION 'xa-enter-branch'");
             Throwable advance = catchThrowable(() -> query(b, "SELECT fencing.enter('xa-enter', 6, 'b')"));
-            assertThat(sqlState(advance)).as("the advance while a term-5 transaction is prepared: %s", advance)
+            assertThat(sqlState(advance))
+                    .as("the advance while a term-5 transaction is prepared: %s", advance)
                     .isEqualTo("FL005");
             assertThat(advance).hasMessageContaining("xa-enter-branch");
             assertThat(mark(db, "xa-enter")).as("nothing changed").isEqualTo(5);
             execute(a, "COMMIT PREPARED 'xa-enter-branch'");
             assertThat(note("xa_enter", 1)).isEqualTo("prepared at term 5");
             assertThat(query(b, "SELECT fencing.enter('xa-enter', 6, 'b')")).isEqualTo("6");
-            assertTermFiveWriteRefusedAfterTheAdvance(a, "xa-enter", "xa_enter",
-                    "prepared a term-5 transaction, which was committed before the advance");
+            assertTermFiveWriteRefusedAfterTheAdvance(
+                    a, "xa-enter", "xa_enter", "prepared a term-5 transaction, which was committed before the advance");
         }
-        assertThat(count(db, "SELECT count(*) FROM pg_prepared_xacts WHERE gid = 'xa-enter-branch'")).isZero();
+        assertThat(count(db, "SELECT count(*) FROM pg_prepared_xacts WHERE gid = 'xa-enter-branch'"))
+                .isZero();
     }
 
     // ---- objects of the caller's that functions running as the owner could pick up --------------------------------
@@ -131,33 +146,51 @@ class NoOlderTermCommitsAfterAnAdvanceIT {
     void aTemporaryViewOfTheApplicationRoleNamedLikeTheTableOfMarksRunsNothingAsTheOwner() throws Exception {
         String original = Fixtures.text(db, "SELECT fencing.guard_implementation()");
         try {
-            for (String guard : original.equals("native") ? new String[] {"native", "plpgsql"} : new String[] {"plpgsql"}) {
-                Fixtures.sql(db, guard.equals("native") ? "SELECT fencing.use_native_guard()"
-                        : "SELECT fencing.use_plpgsql_guard()");
+            for (String guard :
+                    original.equals("native") ? new String[] {"native", "plpgsql"} : new String[] {"plpgsql"}) {
+                Fixtures.sql(
+                        db,
+                        guard.equals("native")
+                                ? "SELECT fencing.use_native_guard()"
+                                : "SELECT fencing.use_plpgsql_guard()");
                 String table = "temp_swap_" + guard;
                 String resource = "temp-swap-" + guard;
                 adversary.protectedTable(table, resource, 5, "a");
                 try (Connection a = adversary.connect("leader-a")) {
-                    execute(a, "CREATE FUNCTION pg_temp.lower_the_mark() RETURNS boolean LANGUAGE plpgsql AS $f$ BEGIN"
-                            + " UPDATE fencing.high_water_mark SET highest_accepted = 2 WHERE resource = '" + resource
-                            + "'; RETURN true; END $f$",
+                    execute(
+                            a,
+                            "CREATE FUNCTION pg_temp.lower_the_mark() RETURNS boolean LANGUAGE plpgsql AS $f$ BEGIN"
+                                    + " UPDATE fencing.high_water_mark SET highest_accepted = 2 WHERE resource = '"
+                                    + resource
+                                    + "'; RETURN true; END $f$",
                             "CREATE TEMPORARY VIEW high_water_mark AS SELECT m.* FROM fencing.high_water_mark m"
-                            + " WHERE pg_temp.lower_the_mark()",
+                                    + " WHERE pg_temp.lower_the_mark()",
                             "GRANT SELECT ON high_water_mark TO PUBLIC",
                             "SET search_path = pg_temp, public");
                     // an advance by the guard (a raw write with a newer term), a write at the mark, and an advance
                     // by fencing.enter
-                    inTransaction(a, "SET LOCAL fencing.term = '6'", "SET LOCAL fencing.resource = '" + resource + "'",
+                    inTransaction(
+                            a,
+                            "SET LOCAL fencing.term = '6'",
+                            "SET LOCAL fencing.resource = '" + resource + "'",
                             "SET LOCAL fencing.leader_id = 'a'",
                             "UPDATE " + table + " SET note = 'term 6', fencing_term = 6 WHERE id = 1");
-                    inTransaction(a, "SET LOCAL fencing.term = '6'",
+                    inTransaction(
+                            a,
+                            "SET LOCAL fencing.term = '6'",
                             "UPDATE " + table + " SET note = 'term 6 again', fencing_term = 6 WHERE id = 2");
                     inTransaction(a, "SELECT fencing.enter('" + resource + "', 7, 'a')");
                 }
-                assertThat(Fixtures.text(db, "SELECT string_agg(previous_term || '>' || term, ',' ORDER BY term)"
-                        + " FROM fencing.term_history WHERE resource = '" + resource + "' AND term > 5"))
-                        .as("the advances of %s with the %s guard (previous>new)", resource, guard).isEqualTo("5>6,6>7");
-                assertThat(mark(db, resource)).as("the mark with the %s guard", guard).isEqualTo(7);
+                assertThat(Fixtures.text(
+                                db,
+                                "SELECT string_agg(previous_term || '>' || term, ',' ORDER BY term)"
+                                        + " FROM fencing.term_history WHERE resource = '" + resource
+                                        + "' AND term > 5"))
+                        .as("the advances of %s with the %s guard (previous>new)", resource, guard)
+                        .isEqualTo("5>6,6>7");
+                assertThat(mark(db, resource))
+                        .as("the mark with the %s guard", guard)
+                        .isEqualTo(7);
                 assertThat(note(table, 1) + ", " + note(table, 2)).isEqualTo("term 6, term 6 again");
             }
         } finally {
@@ -177,19 +210,26 @@ class NoOlderTermCommitsAfterAnAdvanceIT {
     void aBackendThatAdvancedTheResourceWithEnterCannotWriteAtTheOlderTermAfterwards() throws Exception {
         adversary.protectedTable("own_xact_advance", "own-xact-advance", 5, "a");
         try (Connection a = adversary.connect("leader-a")) {
-            inTransaction(a, "SET LOCAL fencing.term = '5'",
+            inTransaction(
+                    a,
+                    "SET LOCAL fencing.term = '5'",
                     "UPDATE own_xact_advance SET note = 'term 5', fencing_term = 5 WHERE id = 2");
             inTransaction(a, "SELECT fencing.enter('own-xact-advance', 6, 'b')");
             assertThat(mark(db, "own-xact-advance")).isEqualTo(6);
             execute(a, "SET fencing.term = '5'");
-            Throwable late = catchThrowable(() -> inTransaction(a,
-                    "UPDATE own_xact_advance SET note = 'term 5 after 6', fencing_term = 5 WHERE id = 1"));
+            Throwable late = catchThrowable(() -> inTransaction(
+                    a, "UPDATE own_xact_advance SET note = 'term 5 after 6', fencing_term = 5 WHERE id = 1"));
             assertThat(sqlState(late))
-                    .as("a write carrying a session-level fencing.term = 5 after the same backend advanced the resource"
-                            + " to 6 (%s)", late)
+                    .as(
+                            "a write carrying a session-level fencing.term = 5 after the same backend advanced the resource"
+                                    + " to 6 (%s)",
+                            late)
                     .isEqualTo("FL001");
             execute(a, "RESET fencing.term");
-            assertTermFiveWriteRefusedAfterTheAdvance(a, "own-xact-advance", "own_xact_advance",
+            assertTermFiveWriteRefusedAfterTheAdvance(
+                    a,
+                    "own-xact-advance",
+                    "own_xact_advance",
                     "wrote at 5 and then advanced the resource itself with fencing.enter");
         }
         assertThat(note("own_xact_advance", 1)).isEqualTo("initial");
@@ -201,12 +241,20 @@ class NoOlderTermCommitsAfterAnAdvanceIT {
     void aBackendThatAdvancedTheResourceWithARawWriteCannotWriteAtTheOlderTermAfterwards() throws Exception {
         adversary.protectedTable("own_raw_advance", "own-raw-advance", 5, "a");
         try (Connection a = adversary.connect("leader-a")) {
-            inTransaction(a, "SET LOCAL fencing.term = '5'",
+            inTransaction(
+                    a,
+                    "SET LOCAL fencing.term = '5'",
                     "UPDATE own_raw_advance SET note = 'term 5', fencing_term = 5 WHERE id = 1");
-            inTransaction(a, "SET LOCAL fencing.resource = 'own-raw-advance'", "SET LOCAL fencing.term = '6'",
+            inTransaction(
+                    a,
+                    "SET LOCAL fencing.resource = 'own-raw-advance'",
+                    "SET LOCAL fencing.term = '6'",
                     "UPDATE own_raw_advance SET note = 'term 6', fencing_term = 6 WHERE id = 2");
             assertThat(mark(db, "own-raw-advance")).isEqualTo(6);
-            assertTermFiveWriteRefusedAfterTheAdvance(a, "own-raw-advance", "own_raw_advance",
+            assertTermFiveWriteRefusedAfterTheAdvance(
+                    a,
+                    "own-raw-advance",
+                    "own_raw_advance",
                     "wrote at 5 and then advanced the resource itself with a raw SET LOCAL fencing.term = 6 write");
         }
     }
@@ -222,22 +270,30 @@ class NoOlderTermCommitsAfterAnAdvanceIT {
     @Test
     void anAdvanceUnderRepeatableReadIsRefusedBeforeItEndsOrChangesAnything() throws Exception {
         adversary.protectedTable("rr_advance", "rr-advance", 5, "a");
-        try (Connection a = adversary.connect("leader-a"); Connection b = adversary.connect("leader-b")) {
+        try (Connection a = adversary.connect("leader-a");
+                Connection b = adversary.connect("leader-b")) {
             long aPid = backendPid(a);
-            execute(a, "BEGIN", "SET LOCAL fencing.term = '5'",
+            execute(
+                    a,
+                    "BEGIN",
+                    "SET LOCAL fencing.term = '5'",
                     "UPDATE rr_advance SET note = 'term 5, open during the advance', fencing_term = 5 WHERE id = 1",
                     "SELECT pg_advisory_unlock_all()");
             execute(b, "SET default_transaction_isolation = 'repeatable read'");
             Throwable refused = catchThrowable(() -> query(b, "SELECT fencing.enter('rr-advance', 6, 'b')"));
-            assertThat(sqlState(refused)).as("an advance under REPEATABLE READ: %s", refused).isEqualTo("FL011");
+            assertThat(sqlState(refused))
+                    .as("an advance under REPEATABLE READ: %s", refused)
+                    .isEqualTo("FL011");
             assertThat(mark(db, "rr-advance")).as("nothing changed").isEqualTo(5);
-            assertThat(backendAlive(db, aPid)).as("the open term-5 transaction's backend").isTrue();
+            assertThat(backendAlive(db, aPid))
+                    .as("the open term-5 transaction's backend")
+                    .isTrue();
             execute(a, "COMMIT");
             assertThat(note("rr_advance", 1)).isEqualTo("term 5, open during the advance");
             execute(b, "SET default_transaction_isolation = 'read committed'");
             assertThat(query(b, "SELECT fencing.enter('rr-advance', 6, 'b')")).isEqualTo("6");
-            assertTermFiveWriteRefusedAfterTheAdvance(a, "rr-advance", "rr_advance",
-                    "committed at 5 after an advance under REPEATABLE READ was refused");
+            assertTermFiveWriteRefusedAfterTheAdvance(
+                    a, "rr-advance", "rr_advance", "committed at 5 after an advance under REPEATABLE READ was refused");
         }
     }
 
@@ -256,19 +312,28 @@ class NoOlderTermCommitsAfterAnAdvanceIT {
         try (Connection b = adversary.connect("leader-b")) {
             execute(b, "BEGIN", "SELECT count(*) FROM pg_stat_activity", "SELECT fencing.enter('stats-other', 1, 'b')");
             try (Connection a = adversary.connect("leader-a")) {
-                execute(a, "BEGIN", "SET LOCAL fencing.term = '5'",
+                execute(
+                        a,
+                        "BEGIN",
+                        "SET LOCAL fencing.term = '5'",
                         "UPDATE stats_late SET note = 'term 5, open during the advance', fencing_term = 5 WHERE id = 1");
-                assertThat(query(b, "SELECT fencing.enter('stats-late', 6, 'b')")).isEqualTo("6");
+                assertThat(query(b, "SELECT fencing.enter('stats-late', 6, 'b')"))
+                        .isEqualTo("6");
                 execute(b, "COMMIT");
                 Throwable commit = catchThrowable(() -> execute(a, "COMMIT"));
                 assertThat(AdversaryRole.connectionLost(commit))
                         .as("the COMMIT of the term-5 transaction the advance found holding the fence lock: %s", commit)
                         .isTrue();
             }
-            assertThat(terminatedSessions("stats-late", 6)).as("terminated_sessions of the advance").isEqualTo("1");
+            assertThat(terminatedSessions("stats-late", 6))
+                    .as("terminated_sessions of the advance")
+                    .isEqualTo("1");
             assertThat(note("stats_late", 1)).isEqualTo("initial");
             try (Connection a = adversary.connect("leader-a")) {
-                assertTermFiveWriteRefusedAfterTheAdvance(a, "stats-late", "stats_late",
+                assertTermFiveWriteRefusedAfterTheAdvance(
+                        a,
+                        "stats-late",
+                        "stats_late",
                         "reconnected after its term-5 transaction was ended by the advance");
             }
         }

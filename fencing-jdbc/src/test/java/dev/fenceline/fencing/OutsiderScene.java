@@ -80,16 +80,23 @@ final class OutsiderScene implements AutoCloseable {
     }
 
     private HikariDataSource pool(String jdbcUrl, String name) {
-        return Databases.dataSource(DatabaseConfig.builder(jdbcUrl).username(adversary.name())
-                .maximumPoolSize(1).applicationName(name).poolName(name + "-" + nextNumber())
-                .lockTimeout(Duration.ofSeconds(2)).idleInTransactionSessionTimeout(Duration.ofSeconds(30)).build());
+        return Databases.dataSource(DatabaseConfig.builder(jdbcUrl)
+                .username(adversary.name())
+                .maximumPoolSize(1)
+                .applicationName(name)
+                .poolName(name + "-" + nextNumber())
+                .lockTimeout(Duration.ofSeconds(2))
+                .idleInTransactionSessionTimeout(Duration.ofSeconds(30))
+                .build());
     }
 
     @Override
     public void close() throws InterruptedException {
         background.shutdownNow();
         background.awaitTermination(AdversaryRole.QUERY_TIMEOUT_SECONDS, TimeUnit.SECONDS);
-        Fixtures.sql(db, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = '" + outsider + "'",
+        Fixtures.sql(
+                db,
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = '" + outsider + "'",
                 "DROP ROLE IF EXISTS " + outsider);
         adversary.close();
     }

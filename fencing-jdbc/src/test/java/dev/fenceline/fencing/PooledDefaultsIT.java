@@ -62,15 +62,22 @@ class PooledDefaultsIT {
         this.db = db;
         Fixtures.migrate(db);
         app = "pooled_defaults_app_" + ProcessHandle.current().pid();
-        Fixtures.sql(db, "CREATE ROLE " + app + " LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE IN ROLE fencing_app",
+        Fixtures.sql(
+                db,
+                "CREATE ROLE " + app + " LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE IN ROLE fencing_app",
                 "CREATE TABLE " + TABLE + " (payment_id bigint NOT NULL, term bigint NOT NULL, leader text NOT NULL)",
                 "SELECT fencing.protect_table('" + TABLE + "', '" + RESOURCE + "')",
                 "GRANT SELECT, INSERT ON " + TABLE + " TO " + app);
-        bouncer = PgBouncer.start(db.server(), PgBouncer.Options.defaults().poolMode("transaction").defaultPoolSize(2));
+        bouncer = PgBouncer.start(
+                db.server(),
+                PgBouncer.Options.defaults().poolMode("transaction").defaultPoolSize(2));
         for (String name : names) {
             HikariDataSource pool = Databases.dataSource(DatabaseConfig.builder(bouncer.jdbcUrl(db.name()))
-                    .username(app).maximumPoolSize(2).applicationName("leader-" + name)
-                    .poolName("pooled-defaults-" + name).build());
+                    .username(app)
+                    .maximumPoolSize(2)
+                    .applicationName("leader-" + name)
+                    .poolName("pooled-defaults-" + name)
+                    .build());
             pools.add(pool);
             writers.add(FencedWriter.create(pool, FencedWriterConfig.defaults()));
         }
@@ -85,8 +92,11 @@ class PooledDefaultsIT {
             bouncer.close();
         }
         if (app != null) {
-            Fixtures.sql(db, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = '" + app + "'",
-                    "DROP OWNED BY " + app, "DROP ROLE IF EXISTS " + app);
+            Fixtures.sql(
+                    db,
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = '" + app + "'",
+                    "DROP OWNED BY " + app,
+                    "DROP ROLE IF EXISTS " + app);
         }
     }
 
@@ -99,17 +109,24 @@ class PooledDefaultsIT {
     }
 
     private static int settle(FencedContext ctx, long paymentId) {
-        return ctx.dsl().execute("INSERT INTO " + TABLE + " (payment_id, term, leader) VALUES (?, ?, ?)",
-                paymentId, ctx.term(), ctx.token().leaderId());
+        return ctx.dsl()
+                .execute(
+                        "INSERT INTO " + TABLE + " (payment_id, term, leader) VALUES (?, ?, ?)",
+                        paymentId,
+                        ctx.term(),
+                        ctx.token().leaderId());
     }
 
     private long mark() {
-        return Fixtures.count(db, "SELECT highest_accepted FROM fencing.high_water_mark WHERE resource = '" + RESOURCE + "'");
+        return Fixtures.count(
+                db, "SELECT highest_accepted FROM fencing.high_water_mark WHERE resource = '" + RESOURCE + "'");
     }
 
     private long auditRows(String businessKey) {
-        return Fixtures.count(db, "SELECT count(*) FROM fencing.rejected_write WHERE resource = '" + RESOURCE
-                + "' AND business_key = '" + businessKey + "'");
+        return Fixtures.count(
+                db,
+                "SELECT count(*) FROM fencing.rejected_write WHERE resource = '" + RESOURCE + "' AND business_key = '"
+                        + businessKey + "'");
     }
 
     /** What a call ended with: "committed", "StaleTermException(audited=…)", or the exception with its SQLSTATE. */
@@ -125,18 +142,22 @@ class PooledDefaultsIT {
 
     private static Throwable unwrap(Throwable t) {
         return t instanceof ExecutionException || t instanceof java.util.concurrent.CompletionException
-                ? t.getCause() : t;
+                ? t.getCause()
+                : t;
     }
 
     @Test
-    void aLeaderFrozenInsideItsTransactionThroughATransactionPoolerOnTheWritersDefaultsIsRejectedOnceAuditedAndNothingItWritesAfterTheNextTermCommits()
-            throws Exception {
+    void
+            aLeaderFrozenInsideItsTransactionThroughATransactionPoolerOnTheWritersDefaultsIsRejectedOnceAuditedAndNothingItWritesAfterTheNextTermCommits()
+                    throws Exception {
         List<String> violations = new ArrayList<>();
         for (int round = 0; round < ROUNDS && violations.isEmpty(); round++) {
             violations.addAll(round(round));
         }
-        assertThat(violations).as("violations of the fence through PgBouncer (transaction mode, 2 server sessions) with"
-                + " FencedWriterConfig.defaults()").isEmpty();
+        assertThat(violations)
+                .as("violations of the fence through PgBouncer (transaction mode, 2 server sessions) with"
+                        + " FencedWriterConfig.defaults()")
+                .isEmpty();
     }
 
     /** One round; returns its violations (empty: the round was safe). */
@@ -164,18 +185,20 @@ class PooledDefaultsIT {
         List<CompletableFuture<Integer>> pair = new ArrayList<>();
         for (long id = base + 1; id <= base + 2; id++) {
             long paymentId = id;
-            pair.add(CompletableFuture.supplyAsync(() -> old.transaction(token(oldTerm, oldName), ctx -> {
-                try {
-                    return settle(ctx, paymentId);
-                } finally {
-                    try {
-                        bothInside.await(WAIT_SECONDS, TimeUnit.SECONDS);   // also when the write failed
-                    } catch (Exception e) {
-                        throw new IllegalStateException("the two transactions of leader " + oldName
-                                + " were not open at once", e);
-                    }
-                }
-            }), background));
+            pair.add(CompletableFuture.supplyAsync(
+                    () -> old.transaction(token(oldTerm, oldName), ctx -> {
+                        try {
+                            return settle(ctx, paymentId);
+                        } finally {
+                            try {
+                                bothInside.await(WAIT_SECONDS, TimeUnit.SECONDS); // also when the write failed
+                            } catch (Exception e) {
+                                throw new IllegalStateException(
+                                        "the two transactions of leader " + oldName + " were not open at once", e);
+                            }
+                        }
+                    }),
+                    background));
         }
         for (CompletableFuture<Integer> f : pair) {
             Throwable failed = catchFuture(f);
@@ -192,8 +215,8 @@ class PooledDefaultsIT {
         CountDownLatch inside = new CountDownLatch(1);
         CountDownLatch resume = new CountDownLatch(1);
         String frozenKey = "r" + round + "-frozen";
-        CompletableFuture<Integer> frozen = CompletableFuture.supplyAsync(() ->
-                old.transaction(token(oldTerm, oldName), described(frozenKey), ctx -> {
+        CompletableFuture<Integer> frozen = CompletableFuture.supplyAsync(
+                () -> old.transaction(token(oldTerm, oldName), described(frozenKey), ctx -> {
                     int n = settle(ctx, base + 10);
                     inside.countDown();
                     try {
@@ -205,10 +228,11 @@ class PooledDefaultsIT {
                         throw new IllegalStateException(e);
                     }
                     return n + settle(ctx, base + 11);
-                }), background);
+                }),
+                background);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
         while (!inside.await(20, TimeUnit.MILLISECONDS) && !frozen.isDone() && System.nanoTime() < deadline) {
-            Thread.onSpinWait();   // until the frozen transaction is inside, or has ended without getting there
+            Thread.onSpinWait(); // until the frozen transaction is inside, or has ended without getting there
         }
         boolean isFrozen = inside.getCount() == 0;
         if (!isFrozen) {
@@ -220,8 +244,9 @@ class PooledDefaultsIT {
         // c. The next leader settles the frozen payments itself, and one more.
         Throwable nextOutcome = null;
         try {
-            next.transaction(token(newTerm, nextName), ctx -> settle(ctx, base + 10) + settle(ctx, base + 11)
-                    + settle(ctx, base + 20));
+            next.transaction(
+                    token(newTerm, nextName),
+                    ctx -> settle(ctx, base + 10) + settle(ctx, base + 11) + settle(ctx, base + 20));
         } catch (RuntimeException e) {
             nextOutcome = e;
         }
@@ -265,8 +290,8 @@ class PooledDefaultsIT {
             }
             long rows = auditRows(key);
             if (rows != 1) {
-                violations.add(where + "the deposed leader's transaction settling payment " + paymentId + " has "
-                        + rows + " audit rows (expected exactly 1)");
+                violations.add(where + "the deposed leader's transaction settling payment " + paymentId + " has " + rows
+                        + " audit rows (expected exactly 1)");
             }
         }
 
@@ -283,15 +308,20 @@ class PooledDefaultsIT {
             violations.add(where + "the next leader's later transaction did not commit: " + outcome(e));
         }
 
-        String twice = Fixtures.text(db, "SELECT string_agg(payment_id || ' by ' || who, '; ' ORDER BY payment_id) FROM"
-                + " (SELECT payment_id, string_agg(leader || '@' || term, ', ' ORDER BY term) AS who FROM " + TABLE
-                + " WHERE payment_id BETWEEN " + base + " AND " + (base + 999) + " GROUP BY payment_id"
-                + " HAVING count(*) > 1) d");
+        String twice = Fixtures.text(
+                db,
+                "SELECT string_agg(payment_id || ' by ' || who, '; ' ORDER BY payment_id) FROM"
+                        + " (SELECT payment_id, string_agg(leader || '@' || term, ', ' ORDER BY term) AS who FROM "
+                        + TABLE
+                        + " WHERE payment_id BETWEEN " + base + " AND " + (base + 999) + " GROUP BY payment_id"
+                        + " HAVING count(*) > 1) d");
         if (twice != null) {
             violations.add(where + "payments settled twice: " + twice);
         }
-        long afterFreeze = Fixtures.count(db, "SELECT count(*) FROM " + TABLE + " WHERE term = " + oldTerm
-                + " AND payment_id BETWEEN " + (base + 10) + " AND " + (base + 999));
+        long afterFreeze = Fixtures.count(
+                db,
+                "SELECT count(*) FROM " + TABLE + " WHERE term = " + oldTerm + " AND payment_id BETWEEN " + (base + 10)
+                        + " AND " + (base + 999));
         if (afterFreeze != 0) {
             violations.add(where + afterFreeze + " rows the deposed leader wrote after its freeze are committed");
         }

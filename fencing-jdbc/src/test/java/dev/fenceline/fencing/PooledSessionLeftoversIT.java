@@ -50,7 +50,9 @@ class PooledSessionLeftoversIT {
         Fixtures.migrate(db);
         app = "pooled_leftover_app_" + ProcessHandle.current().pid();
         Fixtures.sql(db, "CREATE ROLE " + app + " LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE IN ROLE fencing_app");
-        bouncer = PgBouncer.start(db.server(), PgBouncer.Options.defaults().poolMode("transaction").defaultPoolSize(1));
+        bouncer = PgBouncer.start(
+                db.server(),
+                PgBouncer.Options.defaults().poolMode("transaction").defaultPoolSize(1));
     }
 
     @AfterAll
@@ -59,8 +61,11 @@ class PooledSessionLeftoversIT {
             bouncer.close();
         }
         if (app != null) {
-            Fixtures.sql(db, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = '" + app + "'",
-                    "DROP OWNED BY " + app, "DROP ROLE IF EXISTS " + app);
+            Fixtures.sql(
+                    db,
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = '" + app + "'",
+                    "DROP OWNED BY " + app,
+                    "DROP ROLE IF EXISTS " + app);
         }
     }
 
@@ -74,41 +79,59 @@ class PooledSessionLeftoversIT {
     }
 
     @ParameterizedTest(name = "SET {0} = {1}")
-    @CsvSource(delimiter = '|', value = {
-        "default_transaction_read_only | on",
-        "statement_timeout             | 1ms",
-        "default_transaction_isolation | repeatable read",
-        "fencing.term                  | 900",
-        "lock_timeout                  | 1ms"})
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "default_transaction_read_only | on",
+                "statement_timeout             | 1ms",
+                "default_transaction_isolation | repeatable read",
+                "fencing.term                  | 900",
+                "lock_timeout                  | 1ms"
+            })
     void aSettingAnotherPoolerClientLeftOnTheOnlyServerSessionDoesNotStopTheLeadersAdvancingTransactionNorItsNextOne(
             String name, String value) throws Exception {
         int n = NUMBERS.incrementAndGet();
         String table = "public.leftover_" + n;
         String resource = "leftover-" + n;
-        Fixtures.sql(db, "CREATE TABLE " + table + " (id bigint PRIMARY KEY, note text)",
+        Fixtures.sql(
+                db,
+                "CREATE TABLE " + table + " (id bigint PRIMARY KEY, note text)",
                 "INSERT INTO " + table + " (id, note) SELECT g, 'initial' FROM generate_series(1, 3) g",
                 "SELECT fencing.protect_table('" + table + "', '" + resource + "')",
                 "SELECT fencing.enter('" + resource + "', 5, 'a')",
                 "GRANT SELECT, INSERT, UPDATE, DELETE ON " + table + " TO " + app);
-        bouncer.killServerConnections(db.name());   // a fresh server session: nothing of an earlier case on it
+        bouncer.killServerConnections(db.name()); // a fresh server session: nothing of an earlier case on it
 
-        try (Connection x = pooledClient(); Statement s = x.createStatement()) {
+        try (Connection x = pooledClient();
+                Statement s = x.createStatement()) {
             s.execute("SET " + name + " = '" + value + "'");
         }
-        assertThat(readBack(name)).as("client X's setting, left on the pool's one server session").isEqualTo(value);
+        assertThat(readBack(name))
+                .as("client X's setting, left on the pool's one server session")
+                .isEqualTo(value);
 
         try (HikariDataSource pool = Databases.dataSource(DatabaseConfig.builder(bouncer.jdbcUrl(db.name()))
-                .username(app).maximumPoolSize(1).applicationName("leader-b").poolName("leftover-leader-" + n).build())) {
+                .username(app)
+                .maximumPoolSize(1)
+                .applicationName("leader-b")
+                .poolName("leftover-leader-" + n)
+                .build())) {
             FencedWriter leader = FencedWriter.create(pool, FencedWriterConfig.defaults());
-            Throwable advancing = catchThrowable(() -> leader.transaction(FencingToken.of(resource, 6, "b"),
+            Throwable advancing = catchThrowable(() -> leader.transaction(
+                    FencingToken.of(resource, 6, "b"),
                     ctx -> ctx.dsl().execute("UPDATE " + table + " SET note = 'b at 6, first' WHERE id = 1")));
-            assertThat(advancing).as("the leader's first transaction of term 6 (advancing the mark from 5) on the"
-                    + " server session where another client left %s = %s (SQLSTATE %s)", name, value,
-                    AdversaryRole.sqlState(advancing)).isNull();
-            Throwable next = catchThrowable(() -> leader.transaction(FencingToken.of(resource, 6, "b"),
+            assertThat(advancing)
+                    .as(
+                            "the leader's first transaction of term 6 (advancing the mark from 5) on the"
+                                    + " server session where another client left %s = %s (SQLSTATE %s)",
+                            name, value, AdversaryRole.sqlState(advancing))
+                    .isNull();
+            Throwable next = catchThrowable(() -> leader.transaction(
+                    FencingToken.of(resource, 6, "b"),
                     ctx -> ctx.dsl().execute("UPDATE " + table + " SET note = 'b at 6, next' WHERE id = 2")));
-            assertThat(next).as("the leader's next transaction of term 6 (SQLSTATE %s)",
-                    AdversaryRole.sqlState(next)).isNull();
+            assertThat(next)
+                    .as("the leader's next transaction of term 6 (SQLSTATE %s)", AdversaryRole.sqlState(next))
+                    .isNull();
         }
         assertThat(AdversaryRole.mark(db, resource)).isEqualTo(6);
         assertThat(note(table, 1)).isEqualTo("b at 6, first");
@@ -120,15 +143,16 @@ class PooledSessionLeftoversIT {
     private String readBack(String name) throws SQLException {
         SQLException last = null;
         for (int i = 0; i < READ_BACK_ATTEMPTS; i++) {
-            try (Connection c = pooledClient(); Statement s = c.createStatement();
-                 ResultSet rs = s.executeQuery("SELECT current_setting('" + name + "')")) {
+            try (Connection c = pooledClient();
+                    Statement s = c.createStatement();
+                    ResultSet rs = s.executeQuery("SELECT current_setting('" + name + "')")) {
                 rs.next();
                 return rs.getString(1);
             } catch (SQLException e) {
                 if (!"57014".equals(e.getSQLState())) {
                     throw e;
                 }
-                last = e;   // canceled by the 1 ms statement_timeout being read back: the setting is there
+                last = e; // canceled by the 1 ms statement_timeout being read back: the setting is there
             }
         }
         throw last;

@@ -42,7 +42,9 @@ class ProtectedOperationsIT {
 
     /** A payment table protected for {@code resource} (mark 4, leader-4) fencing only UPDATE and DELETE. */
     private void settlementTable(String table, String resource) {
-        Fixtures.sql(db, "CREATE TABLE " + table + " (id bigint PRIMARY KEY, status text NOT NULL)",
+        Fixtures.sql(
+                db,
+                "CREATE TABLE " + table + " (id bigint PRIMARY KEY, status text NOT NULL)",
                 "SELECT fencing.protect_table('" + table + "', '" + resource + "', '2s', ARRAY['UPDATE', 'DELETE'])",
                 "SELECT fencing.enter('" + resource + "', 4, 'leader-4')");
         creator.grantWrites(table);
@@ -57,20 +59,35 @@ class ProtectedOperationsIT {
         settlementTable("ops_payment", "ops-pay");
         try (Connection c = creator.connect("payment-creator")) {
             execute(c, "INSERT INTO ops_payment (id, status) VALUES (1, 'new'), (2, 'new')");
-            assertThat(sqlState(catchThrowable(() -> execute(c, "UPDATE ops_payment SET status = 'settled' WHERE id = 1"))))
+            assertThat(sqlState(
+                            catchThrowable(() -> execute(c, "UPDATE ops_payment SET status = 'settled' WHERE id = 1"))))
                     .isEqualTo("FL002");
             assertThat(sqlState(catchThrowable(() -> execute(c, "DELETE FROM ops_payment WHERE id = 2"))))
                     .isEqualTo("FL002");
-            assertThat(sqlState(catchThrowable(() -> execute(c, "TRUNCATE ops_payment")))).isEqualTo("FL002");
-            assertThat(sqlState(catchThrowable(() -> execute(c, "INSERT INTO ops_payment (id, status) VALUES (1, 'x')"
-                    + " ON CONFLICT (id) DO UPDATE SET status = 'settled'")))).as("an upsert updates").isEqualTo("FL002");
-            assertThat(sqlState(catchThrowable(() -> inTransaction(c, "SET LOCAL fencing.term = '3'",
-                    "UPDATE ops_payment SET status = 'settled' WHERE id = 1")))).isEqualTo("FL001");
+            assertThat(sqlState(catchThrowable(() -> execute(c, "TRUNCATE ops_payment"))))
+                    .isEqualTo("FL002");
+            assertThat(sqlState(catchThrowable(() -> execute(
+                            c,
+                            "INSERT INTO ops_payment (id, status) VALUES (1, 'x')"
+                                    + " ON CONFLICT (id) DO UPDATE SET status = 'settled'"))))
+                    .as("an upsert updates")
+                    .isEqualTo("FL002");
+            assertThat(sqlState(catchThrowable(() -> inTransaction(
+                            c,
+                            "SET LOCAL fencing.term = '3'",
+                            "UPDATE ops_payment SET status = 'settled' WHERE id = 1"))))
+                    .isEqualTo("FL001");
         }
-        assertThat(count(db, "SELECT count(*) FROM ops_payment WHERE status = 'new'")).isEqualTo(2);
-        assertThat(rejections("ops-pay")).as("one audit row per rejected statement").isEqualTo(5);
-        assertThat(Fixtures.text(db, "SELECT string_agg(operation, ',' ORDER BY id) FROM fencing.rejected_write"
-                + " WHERE resource = 'ops-pay'")).isEqualTo("UPDATE,DELETE,TRUNCATE,UPDATE,UPDATE");
+        assertThat(count(db, "SELECT count(*) FROM ops_payment WHERE status = 'new'"))
+                .isEqualTo(2);
+        assertThat(rejections("ops-pay"))
+                .as("one audit row per rejected statement")
+                .isEqualTo(5);
+        assertThat(Fixtures.text(
+                        db,
+                        "SELECT string_agg(operation, ',' ORDER BY id) FROM fencing.rejected_write"
+                                + " WHERE resource = 'ops-pay'"))
+                .isEqualTo("UPDATE,DELETE,TRUNCATE,UPDATE,UPDATE");
     }
 
     @Test
@@ -79,24 +96,31 @@ class ProtectedOperationsIT {
         Fixtures.sql(db, "INSERT INTO ops_settle (id, status) VALUES (1, 'new')");
         try (HikariDataSource pool = Fixtures.pool(db, 2, "ops-leader")) {
             FencedWriter writer = FencedWriter.create(pool, FencedWriterConfig.defaults());
-            writer.transaction(FencingToken.of("ops-settle", 4, "leader-4"),
+            writer.transaction(
+                    FencingToken.of("ops-settle", 4, "leader-4"),
                     ctx -> ctx.dsl().execute("UPDATE ops_settle SET status = 'settled' WHERE id = 1"));
-            Throwable stale = catchThrowable(() -> writer.transaction(FencingToken.of("ops-settle", 3, "leader-3"),
+            Throwable stale = catchThrowable(() -> writer.transaction(
+                    FencingToken.of("ops-settle", 3, "leader-3"),
                     ctx -> ctx.dsl().execute("UPDATE ops_settle SET status = 'again' WHERE id = 1")));
             assertThat(stale).isInstanceOf(StaleTermException.class);
         }
-        assertThat(Fixtures.text(db, "SELECT status FROM ops_settle WHERE id = 1")).isEqualTo("settled");
+        assertThat(Fixtures.text(db, "SELECT status FROM ops_settle WHERE id = 1"))
+                .isEqualTo("settled");
         assertThat(rejections("ops-settle")).isEqualTo(1);
     }
 
     @Test
     void aPartitionCreatedLaterFencesTheOperationsOfItsParent() throws Exception {
-        Fixtures.sql(db, "CREATE TABLE ops_part (id bigint NOT NULL, region int NOT NULL, status text) PARTITION BY LIST (region)",
+        Fixtures.sql(
+                db,
+                "CREATE TABLE ops_part (id bigint NOT NULL, region int NOT NULL, status text) PARTITION BY LIST (region)",
                 "SELECT fencing.protect_table('ops_part', 'ops-part', '2s', ARRAY['UPDATE'])",
                 "SELECT fencing.enter('ops-part', 4, 'leader-4')",
                 "CREATE TABLE ops_part_1 PARTITION OF ops_part FOR VALUES IN (1)");
         creator.grantWrites("ops_part", "ops_part_1");
-        assertThat(Fixtures.text(db, "SELECT operations::text FROM fencing.protected_operations WHERE tbl = 'ops_part_1'::regclass"))
+        assertThat(Fixtures.text(
+                        db,
+                        "SELECT operations::text FROM fencing.protected_operations WHERE tbl = 'ops_part_1'::regclass"))
                 .isEqualTo("{UPDATE,TRUNCATE}");
         try (Connection c = creator.connect("partition-writer")) {
             execute(c, "INSERT INTO ops_part_1 (id, region, status) VALUES (1, 1, 'new')");
@@ -105,17 +129,20 @@ class ProtectedOperationsIT {
             assertThat(sqlState(catchThrowable(() -> execute(c, "UPDATE ops_part_1 SET status = 'settled'"))))
                     .isEqualTo("FL002");
         }
-        assertThat(count(db, "SELECT count(*) FROM ops_part WHERE status = 'new'")).isEqualTo(1);
+        assertThat(count(db, "SELECT count(*) FROM ops_part WHERE status = 'new'"))
+                .isEqualTo(1);
     }
 
     @Test
     void protectingAgainWithTheDefaultFencesInsertAgain() throws Exception {
         settlementTable("ops_again", "ops-again");
-        assertThat(Fixtures.text(db, "SELECT fencing.protect_table('ops_again', 'ops-again')")).isEqualTo("protected");
+        assertThat(Fixtures.text(db, "SELECT fencing.protect_table('ops_again', 'ops-again')"))
+                .isEqualTo("protected");
         assertThat(Fixtures.text(db, "SELECT array_to_string(fencing.fenced_operations('ops_again'), ',')"))
                 .isEqualTo("INSERT,UPDATE,DELETE,TRUNCATE");
         try (Connection c = creator.connect("insert-again")) {
-            assertThat(sqlState(catchThrowable(() -> execute(c, "INSERT INTO ops_again (id, status) VALUES (1, 'new')"))))
+            assertThat(sqlState(
+                            catchThrowable(() -> execute(c, "INSERT INTO ops_again (id, status) VALUES (1, 'new')"))))
                     .isEqualTo("FL002");
         }
     }
@@ -123,11 +150,13 @@ class ProtectedOperationsIT {
     @Test
     void operationsThatAreNotInsertUpdateDeleteOrTruncateAreRefusedWithFL003AndChangeNothing() {
         settlementTable("ops_bad", "ops-bad");
-        for (String bad : new String[] {"ARRAY['UPSERT']", "ARRAY[]::text[]", "ARRAY[NULL]::text[]", "ARRAY['UPDATE', '']"}) {
-            Throwable t = catchThrowable(() -> Fixtures.sql(db,
-                    "SELECT fencing.protect_table('ops_bad', 'ops-bad', '2s', " + bad + ")"));
+        for (String bad :
+                new String[] {"ARRAY['UPSERT']", "ARRAY[]::text[]", "ARRAY[NULL]::text[]", "ARRAY['UPDATE', '']"}) {
+            Throwable t = catchThrowable(
+                    () -> Fixtures.sql(db, "SELECT fencing.protect_table('ops_bad', 'ops-bad', '2s', " + bad + ")"));
             assertThat(sqlState(t)).as(bad).isEqualTo("FL003");
-            assertThat(t).hasMessageContaining("operations must be a non-empty list of INSERT, UPDATE, DELETE, TRUNCATE");
+            assertThat(t)
+                    .hasMessageContaining("operations must be a non-empty list of INSERT, UPDATE, DELETE, TRUNCATE");
         }
         assertThat(Fixtures.text(db, "SELECT array_to_string(fencing.fenced_operations('ops_bad'), ',')"))
                 .isEqualTo("UPDATE,DELETE,TRUNCATE");

@@ -16,8 +16,8 @@ import org.junit.jupiter.api.Test;
 
 /** What a consumer can reach: one exported package, and in it only the writer's API types are public. */
 class PublicSurfaceTest {
-    private static final Path CLASSES = Path.of(System.getProperty("basedir", "")).toAbsolutePath()
-            .resolve("target/classes");
+    private static final Path CLASSES =
+            Path.of(System.getProperty("basedir", "")).toAbsolutePath().resolve("target/classes");
 
     @Test
     void theModuleExportsOnlyTheApiPackage() throws IOException {
@@ -26,7 +26,8 @@ class PublicSurfaceTest {
             descriptor = ModuleDescriptor.read(in);
         }
         assertThat(descriptor.name()).isEqualTo("dev.fenceline.fencing");
-        assertThat(descriptor.exports()).extracting(ModuleDescriptor.Exports::source)
+        assertThat(descriptor.exports())
+                .extracting(ModuleDescriptor.Exports::source)
                 .containsExactly("dev.fenceline.fencing");
         assertThat(descriptor.exports()).allMatch(e -> !e.isQualified());
     }
@@ -35,22 +36,37 @@ class PublicSurfaceTest {
     void onlyTheWritersApiTypesArePublicAndItsMachineryIsNot() throws Exception {
         Set<String> publicTypes = new TreeSet<>();
         try (Stream<Path> files = Files.list(CLASSES.resolve("dev/fenceline/fencing"))) {
-            for (Path f : files.filter(p -> p.toString().endsWith(".class") && !p.toString().contains("$"))
+            for (Path f : files.filter(p ->
+                            p.toString().endsWith(".class") && !p.toString().contains("$"))
                     .collect(Collectors.toList())) {
                 String name = f.getFileName().toString().replace(".class", "");
                 if (name.equals("package-info")) {
                     continue;
                 }
-                if (Modifier.isPublic(Class.forName("dev.fenceline.fencing." + name).getModifiers())) {
+                if (Modifier.isPublic(
+                        Class.forName("dev.fenceline.fencing." + name).getModifiers())) {
                     publicTypes.add(name);
                 }
             }
         }
-        assertThat(publicTypes).containsExactlyInAnyOrder("CommitOutcomeUnknownException",
-                "FenceUnavailableException", "FencedAction", "FencedContext", "FencedWork", "FencedWorkException",
-                "FencedWriter", "FencedWriterConfig", "FencingException", "FencingToken", "NotFencedException",
-                "StaleTermException", "TableNotProtectedException", "TermJumpException", "UnknownResourceException",
-                "WriteDescription");
+        assertThat(publicTypes)
+                .containsExactlyInAnyOrder(
+                        "CommitOutcomeUnknownException",
+                        "FenceUnavailableException",
+                        "FencedAction",
+                        "FencedContext",
+                        "FencedWork",
+                        "FencedWorkException",
+                        "FencedWriter",
+                        "FencedWriterConfig",
+                        "FencingException",
+                        "FencingToken",
+                        "NotFencedException",
+                        "StaleTermException",
+                        "TableNotProtectedException",
+                        "TermJumpException",
+                        "UnknownResourceException",
+                        "WriteDescription");
         assertThat(Modifier.isPublic(WriterEngine.class.getModifiers())).isFalse();
     }
 }

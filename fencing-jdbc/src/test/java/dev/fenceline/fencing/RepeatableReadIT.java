@@ -30,24 +30,26 @@ class RepeatableReadIT {
         this.db = db;
         Fixtures.migrate(db);
         Fixtures.createProtectedPaymentTable(db, "rr");
-        Fixtures.sqlAtTerm(db, "rr", 1, "leader-1",
-                "INSERT INTO payment (id, amount) SELECT g, 1 FROM generate_series(1, 3) g");
+        Fixtures.sqlAtTerm(
+                db, "rr", 1, "leader-1", "INSERT INTO payment (id, amount) SELECT g, 1 FROM generate_series(1, 3) g");
     }
 
     @Test
     void snapshotOlderThanTheAdvanceCannotEnterAtTheDeposedTermUnderRepeatableRead() throws Exception {
-        try (Connection old = Fixtures.connect(db); Connection next = Fixtures.connect(db)) {
+        try (Connection old = Fixtures.connect(db);
+                Connection next = Fixtures.connect(db)) {
             old.setAutoCommit(false);
             old.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
             try (Statement s = old.createStatement()) {
-                s.executeQuery("SELECT count(*) FROM payment").close();   // the snapshot is taken here: mark = 1
+                s.executeQuery("SELECT count(*) FROM payment").close(); // the snapshot is taken here: mark = 1
                 try (Statement n = next.createStatement()) {
-                    n.execute("SELECT fencing.enter('rr', 2, 'leader-2')");   // advance, committed (autocommit)
+                    n.execute("SELECT fencing.enter('rr', 2, 'leader-2')"); // advance, committed (autocommit)
                 }
                 s.execute("SET LOCAL fencing.term = '1'");
                 s.execute("SET LOCAL fencing.leader_id = 'leader-1'");
                 assertThatThrownBy(() -> s.execute("UPDATE payment SET amount = 100 WHERE id = 1"))
-                        .isInstanceOfSatisfying(SQLException.class,
+                        .isInstanceOfSatisfying(
+                                SQLException.class,
                                 e -> assertThat(e.getSQLState()).isEqualTo("40001"));
             } finally {
                 old.rollback();

@@ -18,7 +18,8 @@ class SqlStatesTest {
         "FL009, TermJumpException",
         "FL010, FenceUnavailableException",
         "FL011, FenceUnavailableException",
-        "08006, FenceUnavailableException"})
+        "08006, FenceUnavailableException"
+    })
     void aCodeRaisedWhileEnteringBecomesItsException(String sqlState, String exception) {
         RuntimeException e = SqlStates.enteringFailure(TOKEN, new SQLException("raised", sqlState));
         assertThat(e.getClass().getSimpleName()).isEqualTo(exception);
@@ -26,10 +27,19 @@ class SqlStatesTest {
     }
 
     @ParameterizedTest(name = "{0}: connection lost = {1}")
-    @CsvSource({"08006, true", "08003, true", "57P01, true", "57P02, true", "57P03, true", "57014, false",
-        "40001, false", "FL001, false"})
+    @CsvSource({
+        "08006, true",
+        "08003, true",
+        "57P01, true",
+        "57P02, true",
+        "57P03, true",
+        "57014, false",
+        "40001, false",
+        "FL001, false"
+    })
     void onlyClass08AndTheServerEndingTheSessionAreConnectionFailures(String sqlState, boolean lost) {
-        assertThat(SqlStates.isConnectionFailure(new SQLException("x", sqlState))).isEqualTo(lost);
+        assertThat(SqlStates.isConnectionFailure(new SQLException("x", sqlState)))
+                .isEqualTo(lost);
     }
 
     @ParameterizedTest(name = "{0}: spoiled by the session = {1}")
@@ -39,10 +49,24 @@ class SqlStatesTest {
     }
 
     @ParameterizedTest(name = "{0}: transient = {1}")
-    @CsvSource({"3F000, false", "42P01, false", "42883, false", "42501, false", "28000, false", "28P01, false",
-        "3D000, false", "08006, true", "57P01, true", "55P03, true", "57014, true", "40001, true", "FL005, true"})
+    @CsvSource({
+        "3F000, false",
+        "42P01, false",
+        "42883, false",
+        "42501, false",
+        "28000, false",
+        "28P01, false",
+        "3D000, false",
+        "08006, true",
+        "57P01, true",
+        "55P03, true",
+        "57014, true",
+        "40001, true",
+        "FL005, true"
+    })
     void onlyFailuresWaitingCannotFixAreNotTransientAndEachNamesItsFix(String sqlState, boolean transientFailure) {
-        FenceUnavailableException e = new FenceUnavailableException("could not read the mark",
+        FenceUnavailableException e = new FenceUnavailableException(
+                "could not read the mark",
                 new RuntimeException(new SQLException("ERROR: x\n  Position: 30", sqlState)));
         assertThat(e.isTransient()).isEqualTo(transientFailure);
         if (!transientFailure) {

@@ -59,9 +59,14 @@ class StaleWritesInsideTheWorkAreAuditedExactlyOnceIT {
 
     /** A pool of one connection logging in as the adversary role: every transaction of a writer uses one session. */
     private HikariDataSource pool(String name) {
-        return Databases.dataSource(DatabaseConfig.builder(db.jdbcUrl()).username(adversary.name())
-                .maximumPoolSize(1).applicationName(name).poolName(name + "-" + TABLES.incrementAndGet())
-                .lockTimeout(Duration.ofSeconds(2)).idleInTransactionSessionTimeout(Duration.ofSeconds(30)).build());
+        return Databases.dataSource(DatabaseConfig.builder(db.jdbcUrl())
+                .username(adversary.name())
+                .maximumPoolSize(1)
+                .applicationName(name)
+                .poolName(name + "-" + TABLES.incrementAndGet())
+                .lockTimeout(Duration.ofSeconds(2))
+                .idleInTransactionSessionTimeout(Duration.ofSeconds(30))
+                .build());
     }
 
     /** A fresh resource at mark 5 (held by leader a) and its protected table; returns the table's name. */
@@ -80,8 +85,10 @@ class StaleWritesInsideTheWorkAreAuditedExactlyOnceIT {
     }
 
     private long audits(String resource, long offeredTerm) {
-        return count(db, "SELECT count(*) FROM fencing.rejected_write WHERE resource = '" + resource
-                + "' AND offered_term = " + offeredTerm);
+        return count(
+                db,
+                "SELECT count(*) FROM fencing.rejected_write WHERE resource = '" + resource + "' AND offered_term = "
+                        + offeredTerm);
     }
 
     /** Another leader (its own connection, closed at once) advances the resource to {@code term}. */
@@ -101,8 +108,8 @@ class StaleWritesInsideTheWorkAreAuditedExactlyOnceIT {
     }
 
     private static void update(Connection c, String table, long id, String note, long term) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(
-                "UPDATE " + table + " SET note = ?, fencing_term = ? WHERE id = ?")) {
+        try (PreparedStatement ps =
+                c.prepareStatement("UPDATE " + table + " SET note = ?, fencing_term = ? WHERE id = ?")) {
             ps.setString(1, note);
             ps.setLong(2, term);
             ps.setLong(3, id);
@@ -161,8 +168,12 @@ class StaleWritesInsideTheWorkAreAuditedExactlyOnceIT {
         }
         assertThat(note(table, 1)).isEqualTo("initial");
         assertThat(audits(resource, 5)).isEqualTo(1);
-        assertThat(failed).as("the writer's outcome for a transaction whose term-6 write (row 2 now: %s) was rolled"
-                + " back at COMMIT", note(table, 2)).isNotNull();
+        assertThat(failed)
+                .as(
+                        "the writer's outcome for a transaction whose term-6 write (row 2 now: %s) was rolled"
+                                + " back at COMMIT",
+                        note(table, 2))
+                .isNotNull();
     }
 
     /**

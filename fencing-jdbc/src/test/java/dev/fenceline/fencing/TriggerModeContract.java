@@ -40,14 +40,21 @@ abstract class TriggerModeContract {
         assertThat(Fixtures.text(db, "SELECT fencing.guard_implementation()")).isEqualTo(implementation);
         Fixtures.createProtectedPaymentTable(db, "ledger");
         // The rows are written at the term that advanced the mark to 5, in one transaction.
-        Fixtures.sqlAtTerm(db, "ledger", 5, "leader-5",
+        Fixtures.sqlAtTerm(
+                db,
+                "ledger",
+                5,
+                "leader-5",
                 "INSERT INTO payment (id, amount) SELECT g, 1 FROM generate_series(1, 10) g");
-        Fixtures.sql(db, "CREATE TABLE advance_payment (id bigint PRIMARY KEY, amount bigint NOT NULL)",
+        Fixtures.sql(
+                db,
+                "CREATE TABLE advance_payment (id bigint PRIMARY KEY, amount bigint NOT NULL)",
                 "SELECT fencing.protect_table('advance_payment', 'ledger-advance')");
     }
 
     private static long backendPid(Connection c) throws SQLException {
-        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT pg_backend_pid()")) {
+        try (Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT pg_backend_pid()")) {
             rs.next();
             return rs.getLong(1);
         }
@@ -55,8 +62,10 @@ abstract class TriggerModeContract {
 
     /** Fence locks (advisory locks of the fence's namespace) the backend holds now. */
     private long fenceLocksOf(long pid) {
-        return count(db, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = 1178946115::oid"
-                + " AND granted AND pid = " + pid);
+        return count(
+                db,
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = 1178946115::oid"
+                        + " AND granted AND pid = " + pid);
     }
 
     private boolean backendAlive(long pid) {
@@ -98,17 +107,23 @@ abstract class TriggerModeContract {
     @Test
     void rawUpdateWithStaleTermIsRejectedAndAuditedViaDblink() throws Exception {
         try (Connection c = Fixtures.connect(db)) {
-            assertThatThrownBy(() -> inTransaction(c, "SET LOCAL fencing.term = '4'",
-                    "SET LOCAL fencing.leader_id = 'leader-4'", "UPDATE payment SET amount = 100 WHERE id = 2"))
+            assertThatThrownBy(() -> inTransaction(
+                            c,
+                            "SET LOCAL fencing.term = '4'",
+                            "SET LOCAL fencing.leader_id = 'leader-4'",
+                            "UPDATE payment SET amount = 100 WHERE id = 2"))
                     .isInstanceOfSatisfying(SQLException.class, e -> {
                         assertThat(e.getSQLState()).isEqualTo("FL001");
                         assertThat(e.getMessage()).contains("stale term 4", "ledger", "highest accepted 5");
                     });
         }
         assertThat(count(db, "SELECT amount FROM payment WHERE id = 2")).isEqualTo(1);
-        assertThat(count(db, "SELECT count(*) FROM fencing.rejected_write WHERE reason = 'stale_term'"
-                + " AND source = 'trigger' AND offered_term = 4 AND highest_accepted = 5 AND leader_id = 'leader-4'"
-                + " AND operation = 'UPDATE' AND table_name = 'public.payment'")).isEqualTo(1);
+        assertThat(count(
+                        db,
+                        "SELECT count(*) FROM fencing.rejected_write WHERE reason = 'stale_term'"
+                                + " AND source = 'trigger' AND offered_term = 4 AND highest_accepted = 5 AND leader_id = 'leader-4'"
+                                + " AND operation = 'UPDATE' AND table_name = 'public.payment'"))
+                .isEqualTo(1);
     }
 
     @Test
@@ -118,10 +133,13 @@ abstract class TriggerModeContract {
             // Entered for that transaction only: nothing stays on the session for a later transaction (or, behind a
             // pooler, a later client of the same server session).
             assertThatThrownBy(() -> inTransaction(c, "DELETE FROM payment WHERE id = 500"))
-                    .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("FL002"));
+                    .isInstanceOfSatisfying(
+                            SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("FL002"));
         }
         try (Connection c = Fixtures.connect(db)) {
-            inTransaction(c, "SET LOCAL fencing.term = '5'",
+            inTransaction(
+                    c,
+                    "SET LOCAL fencing.term = '5'",
                     "INSERT INTO payment (id, amount, fencing_term) VALUES (501, 7, 5)");
         }
         assertThat(count(db, "SELECT fencing_term FROM payment WHERE id = 501")).isEqualTo(5);
@@ -132,7 +150,8 @@ abstract class TriggerModeContract {
     void truncateWithoutTermIsRejected() throws Exception {
         try (Connection c = Fixtures.connect(db)) {
             assertThatThrownBy(() -> inTransaction(c, "TRUNCATE payment"))
-                    .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("FL002"));
+                    .isInstanceOfSatisfying(
+                            SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("FL002"));
         }
         assertThat(count(db, "SELECT count(*) FROM payment")).isGreaterThanOrEqualTo(10);
     }
@@ -140,66 +159,91 @@ abstract class TriggerModeContract {
     /** A login role (a real session user: break-glass and terms are authorised by the session user). */
     private Connection connectAs(String role, String memberOf, String tableGrant) throws SQLException {
         String name = role + "_" + db.name().replaceAll("[^a-z0-9_]", "_");
-        Fixtures.sql(db, "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '" + name + "') THEN"
+        Fixtures.sql(
+                db,
+                "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '" + name + "') THEN"
                         + " CREATE ROLE " + name + " LOGIN; END IF; END $$",
-                "GRANT " + memberOf + " TO " + name, "GRANT " + tableGrant + " ON payment TO " + name);
+                "GRANT " + memberOf + " TO " + name,
+                "GRANT " + tableGrant + " ON payment TO " + name);
         return java.sql.DriverManager.getConnection(db.jdbcUrl(), name, null);
     }
 
     @Test
     void breakGlassByMemberIsAllowedAndLoggedInTheSameTransaction() throws Exception {
         try (Connection c = connectAs("glass", "fencing_break_glass", "SELECT, UPDATE")) {
-            inTransaction(c, "SET LOCAL fencing.break_glass = 'INC-42 fix amount by hand'",
+            inTransaction(
+                    c,
+                    "SET LOCAL fencing.break_glass = 'INC-42 fix amount by hand'",
                     "UPDATE payment SET amount = 42 WHERE id = 3");
         }
         assertThat(count(db, "SELECT amount FROM payment WHERE id = 3")).isEqualTo(42);
-        assertThat(count(db, "SELECT count(*) FROM fencing.break_glass_log WHERE resource = 'ledger'"
-                + " AND table_name = 'public.payment' AND operation = 'UPDATE'"
-                + " AND reason = 'INC-42 fix amount by hand' AND db_user LIKE 'glass_%'")).isEqualTo(1);
+        assertThat(count(
+                        db,
+                        "SELECT count(*) FROM fencing.break_glass_log WHERE resource = 'ledger'"
+                                + " AND table_name = 'public.payment' AND operation = 'UPDATE'"
+                                + " AND reason = 'INC-42 fix amount by hand' AND db_user LIKE 'glass_%'"))
+                .isEqualTo(1);
     }
 
     @Test
     void breakGlassByNonMemberIsRefusedAndAudited() throws Exception {
         try (Connection c = connectAs("outsider", "fencing_app", "SELECT, UPDATE")) {
-            assertThatThrownBy(() -> inTransaction(c, "SET LOCAL fencing.break_glass = 'let me in'",
-                    "UPDATE payment SET amount = 43 WHERE id = 4"))
-                    .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("FL007"));
+            assertThatThrownBy(() -> inTransaction(
+                            c,
+                            "SET LOCAL fencing.break_glass = 'let me in'",
+                            "UPDATE payment SET amount = 43 WHERE id = 4"))
+                    .isInstanceOfSatisfying(
+                            SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("FL007"));
         }
         assertThat(count(db, "SELECT amount FROM payment WHERE id = 4")).isEqualTo(1);
-        assertThat(count(db, "SELECT count(*) FROM fencing.rejected_write WHERE reason = 'break_glass_refused'"
-                + " AND db_user LIKE 'outsider_%' AND table_name = 'public.payment'")).isEqualTo(1);
+        assertThat(count(
+                        db,
+                        "SELECT count(*) FROM fencing.rejected_write WHERE reason = 'break_glass_refused'"
+                                + " AND db_user LIKE 'outsider_%' AND table_name = 'public.payment'"))
+                .isEqualTo(1);
     }
 
     @Test
     void breakGlassIsAuthorisedForTheSessionUserNotTheOwnerACascadeRunsAs() throws Exception {
         // The cascade into the protected child runs as the child's owner, who may break glass; the session may not.
         String owner = "cascade_owner_" + db.name().replaceAll("[^a-z0-9_]", "_");
-        Fixtures.sql(db, "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '" + owner + "') THEN"
+        Fixtures.sql(
+                db,
+                "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '" + owner + "') THEN"
                         + " CREATE ROLE " + owner + "; END IF; END $$",
                 "GRANT fencing_break_glass TO " + owner,
                 "CREATE TABLE cascade_parent (id bigint PRIMARY KEY)",
                 "CREATE TABLE cascade_child (id bigint PRIMARY KEY, parent bigint REFERENCES cascade_parent ON DELETE CASCADE)",
-                "INSERT INTO cascade_parent VALUES (1)", "INSERT INTO cascade_child VALUES (1, 1)",
+                "INSERT INTO cascade_parent VALUES (1)",
+                "INSERT INTO cascade_child VALUES (1, 1)",
                 "SELECT fencing.protect_table('cascade_child', 'ledger')",
                 "ALTER TABLE cascade_child OWNER TO " + owner,
                 "GRANT SELECT, DELETE ON cascade_parent TO fencing_app");
         try (Connection c = connectAs("cascader", "fencing_app", "SELECT")) {
-            assertThatThrownBy(() -> inTransaction(c, "SET LOCAL fencing.break_glass = 'through the cascade'",
-                    "DELETE FROM cascade_parent WHERE id = 1"))
-                    .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("FL007"));
+            assertThatThrownBy(() -> inTransaction(
+                            c,
+                            "SET LOCAL fencing.break_glass = 'through the cascade'",
+                            "DELETE FROM cascade_parent WHERE id = 1"))
+                    .isInstanceOfSatisfying(
+                            SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("FL007"));
         }
         assertThat(count(db, "SELECT count(*) FROM cascade_child")).isEqualTo(1);
-        assertThat(count(db, "SELECT count(*) FROM fencing.break_glass_log WHERE table_name = 'public.cascade_child'")).isZero();
+        assertThat(count(db, "SELECT count(*) FROM fencing.break_glass_log WHERE table_name = 'public.cascade_child'"))
+                .isZero();
     }
 
     @Test
     void nonNumericTermIsRejectedAsInvalid() throws Exception {
         try (Connection c = Fixtures.connect(db)) {
-            assertThatThrownBy(() -> inTransaction(c, "SET LOCAL fencing.term = '5; DROP TABLE payment'",
-                    "UPDATE payment SET amount = 2 WHERE id = 5"))
-                    .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("FL003"));
+            assertThatThrownBy(() -> inTransaction(
+                            c,
+                            "SET LOCAL fencing.term = '5; DROP TABLE payment'",
+                            "UPDATE payment SET amount = 2 WHERE id = 5"))
+                    .isInstanceOfSatisfying(
+                            SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("FL003"));
         }
-        assertThat(count(db, "SELECT count(*) FROM payment WHERE id = 5 AND amount = 1")).isEqualTo(1);
+        assertThat(count(db, "SELECT count(*) FROM payment WHERE id = 5 AND amount = 1"))
+                .isEqualTo(1);
     }
 
     @Test
@@ -207,8 +251,8 @@ abstract class TriggerModeContract {
         try (Connection c = Fixtures.connect(db)) {
             inTransaction(c, "SET LOCAL fencing.term = '5'", "UPDATE payment SET amount = 1 WHERE id = 6");
             // That entering ended with its transaction: the next one is decided by its own term alone.
-            assertThatThrownBy(() -> inTransaction(c, "SET LOCAL fencing.term = '4'",
-                    "UPDATE payment SET amount = 66 WHERE id = 6"))
+            assertThatThrownBy(() -> inTransaction(
+                            c, "SET LOCAL fencing.term = '4'", "UPDATE payment SET amount = 66 WHERE id = 6"))
                     .isInstanceOfSatisfying(SQLException.class, e -> {
                         assertThat(e.getSQLState()).isEqualTo("FL001");
                         assertThat(e.getMessage()).contains("stale term 4", "highest accepted 5");
@@ -229,12 +273,17 @@ abstract class TriggerModeContract {
     void transactionEnteredForAnotherResourceIsNotEnteredForThisTableAndNeedsItsOwnTerm() throws Exception {
         Fixtures.sql(db, "SELECT fencing.register_resource('elsewhere')");
         try (Connection c = Fixtures.connect(db)) {
-            // fencing.enter() enters this transaction for 'elsewhere' only; the write to a 'ledger' table carries no term.
-            assertThatThrownBy(() -> inTransaction(c, "SELECT fencing.enter('elsewhere', 1)",
-                    "UPDATE payment SET amount = 88 WHERE id = 8"))
-                    .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("FL002"));
+            // fencing.enter() enters this transaction for 'elsewhere' only; the write to a 'ledger' table carries no
+            // term.
+            assertThatThrownBy(() -> inTransaction(
+                            c, "SELECT fencing.enter('elsewhere', 1)", "UPDATE payment SET amount = 88 WHERE id = 8"))
+                    .isInstanceOfSatisfying(
+                            SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("FL002"));
             // With its own term for 'ledger' the same transaction writes.
-            inTransaction(c, "SELECT fencing.enter('elsewhere', 1)", "SET LOCAL fencing.term = '5'",
+            inTransaction(
+                    c,
+                    "SELECT fencing.enter('elsewhere', 1)",
+                    "SET LOCAL fencing.term = '5'",
                     "UPDATE payment SET amount = 89 WHERE id = 9");
         }
         assertThat(count(db, "SELECT amount FROM payment WHERE id = 8")).isEqualTo(1);
@@ -244,9 +293,13 @@ abstract class TriggerModeContract {
     @Test
     void newerTermScopedToTheResourceAdvancesTheMarkAndTerminatesOpenTransactionsOfOlderTerms() throws Exception {
         long oldPid;
-        try (Connection old = Fixtures.connect(db); Connection c = Fixtures.connect(db)) {
+        try (Connection old = Fixtures.connect(db);
+                Connection c = Fixtures.connect(db)) {
             oldPid = backendPid(old);
-            inTransaction(old, "SET LOCAL fencing.term = '1'", "SET LOCAL fencing.resource = 'ledger-advance'",
+            inTransaction(
+                    old,
+                    "SET LOCAL fencing.term = '1'",
+                    "SET LOCAL fencing.resource = 'ledger-advance'",
                     "INSERT INTO advance_payment VALUES (1, 1)");
             // The old leader's next transaction, entered at 1 by its write, is still open when the advance comes.
             old.setAutoCommit(false);
@@ -254,23 +307,37 @@ abstract class TriggerModeContract {
                 s.execute("SET LOCAL fencing.term = '1'");
                 s.execute("INSERT INTO advance_payment VALUES (4, 1)");
             }
-            assertThat(fenceLocksOf(oldPid)).as("fence locks of the open transaction entered at 1").isEqualTo(1);
+            assertThat(fenceLocksOf(oldPid))
+                    .as("fence locks of the open transaction entered at 1")
+                    .isEqualTo(1);
             // Transactions at the same term share the fence lock: this one does not wait for the open one.
             inTransaction(c, "SET LOCAL fencing.term = '1'", "INSERT INTO advance_payment VALUES (2, 1)");
-            inTransaction(c, "SET LOCAL fencing.term = '2'", "SET LOCAL fencing.resource = 'ledger-advance'",
+            inTransaction(
+                    c,
+                    "SET LOCAL fencing.term = '2'",
+                    "SET LOCAL fencing.resource = 'ledger-advance'",
                     "INSERT INTO advance_payment VALUES (3, 2)");
             // The advance terminated the open transaction of the older term before it moved the mark: it cannot commit.
             assertThatThrownBy(old::commit).isInstanceOf(SQLException.class);
             inTransaction(c, "SET LOCAL fencing.term = '2'", "INSERT INTO advance_payment VALUES (5, 2)");
         }
-        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20)).until(() -> !backendAlive(oldPid));
+        await().atMost(Duration.ofSeconds(10))
+                .pollInterval(Duration.ofMillis(20))
+                .until(() -> !backendAlive(oldPid));
         assertThat(Fixtures.text(db, "SELECT string_agg(id::text, ',' ORDER BY id) FROM advance_payment"))
                 .isEqualTo("1,2,3,5");
-        assertThat(Fixtures.text(db, "SELECT highest_accepted || ':' || (SELECT string_agg(previous_term || '>' || term,"
-                + " ',' ORDER BY term) FROM fencing.term_history WHERE resource = 'ledger-advance')"
-                + " FROM fencing.high_water_mark WHERE resource = 'ledger-advance'")).isEqualTo("2:0>1,1>2");
-        assertThat(count(db, "SELECT terminated_sessions FROM fencing.term_history WHERE resource = 'ledger-advance'"
-                + " AND term = 2")).as("transactions the advance to 2 terminated").isEqualTo(1);
+        assertThat(Fixtures.text(
+                        db,
+                        "SELECT highest_accepted || ':' || (SELECT string_agg(previous_term || '>' || term,"
+                                + " ',' ORDER BY term) FROM fencing.term_history WHERE resource = 'ledger-advance')"
+                                + " FROM fencing.high_water_mark WHERE resource = 'ledger-advance'"))
+                .isEqualTo("2:0>1,1>2");
+        assertThat(count(
+                        db,
+                        "SELECT terminated_sessions FROM fencing.term_history WHERE resource = 'ledger-advance'"
+                                + " AND term = 2"))
+                .as("transactions the advance to 2 terminated")
+                .isEqualTo(1);
     }
 
     // ---- savepoints: a rolled-back savepoint takes its entering with it ------------------------------------------
@@ -283,13 +350,16 @@ abstract class TriggerModeContract {
      * guard keeps it per subtransaction): the write enters again, reads mark 2 and is rejected as stale. Allowing it
      * would commit a term-1 write after term 2 committed.
      */
-    private void writeAfterASavepointEnteringWasRolledBackAndANewerTermAdvanced(String table, String resource,
-            String... enteringSteps) throws Exception {
-        Fixtures.sql(db, "CREATE TABLE " + table + " (id bigint PRIMARY KEY, amount bigint NOT NULL)",
+    private void writeAfterASavepointEnteringWasRolledBackAndANewerTermAdvanced(
+            String table, String resource, String... enteringSteps) throws Exception {
+        Fixtures.sql(
+                db,
+                "CREATE TABLE " + table + " (id bigint PRIMARY KEY, amount bigint NOT NULL)",
                 "SELECT fencing.protect_table('" + table + "', '" + resource + "')",
                 "SELECT fencing.enter('" + resource + "', 1, 'leader-1')");
         long oldPid;
-        try (Connection old = Fixtures.connect(db); Connection next = Fixtures.connect(db)) {
+        try (Connection old = Fixtures.connect(db);
+                Connection next = Fixtures.connect(db)) {
             oldPid = backendPid(old);
             old.setAutoCommit(false);
             try (Statement s = old.createStatement()) {
@@ -298,11 +368,16 @@ abstract class TriggerModeContract {
                 for (String step : enteringSteps) {
                     s.execute(step);
                 }
-                assertThat(fenceLocksOf(oldPid)).as("fence locks held once the savepoint that entered rolled back")
+                assertThat(fenceLocksOf(oldPid))
+                        .as("fence locks held once the savepoint that entered rolled back")
                         .isZero();
 
-                inTransaction(next, "SET LOCAL fencing.term = '2'", "SET LOCAL fencing.resource = '" + resource + "'",
-                        "SET LOCAL fencing.leader_id = 'leader-2'", "INSERT INTO " + table + " VALUES (2, 2)");
+                inTransaction(
+                        next,
+                        "SET LOCAL fencing.term = '2'",
+                        "SET LOCAL fencing.resource = '" + resource + "'",
+                        "SET LOCAL fencing.leader_id = 'leader-2'",
+                        "INSERT INTO " + table + " VALUES (2, 2)");
 
                 assertThatThrownBy(() -> s.execute("INSERT INTO " + table + " VALUES (3, 1)"))
                         .as("a term-1 write after the advance to 2, in the transaction whose entering was rolled back")
@@ -314,21 +389,33 @@ abstract class TriggerModeContract {
                 old.rollback();
                 old.setAutoCommit(true);
             }
-            assertThat(backendAlive(oldPid)).as("the old transaction held no fence lock: nothing to terminate").isTrue();
+            assertThat(backendAlive(oldPid))
+                    .as("the old transaction held no fence lock: nothing to terminate")
+                    .isTrue();
         }
-        assertThat(Fixtures.text(db, "SELECT string_agg(id::text, ',' ORDER BY id) FROM " + table)).isEqualTo("2");
-        assertThat(Fixtures.text(db, "SELECT highest_accepted || ':' || (SELECT terminated_sessions FROM"
-                + " fencing.term_history WHERE resource = '" + resource + "' AND term = 2)"
-                + " FROM fencing.high_water_mark WHERE resource = '" + resource + "'")).isEqualTo("2:0");
-        assertThat(count(db, "SELECT count(*) FROM fencing.rejected_write WHERE resource = '" + resource + "'"
-                + " AND reason = 'stale_term' AND source = 'trigger' AND offered_term = 1 AND highest_accepted = 2"))
+        assertThat(Fixtures.text(db, "SELECT string_agg(id::text, ',' ORDER BY id) FROM " + table))
+                .isEqualTo("2");
+        assertThat(Fixtures.text(
+                        db,
+                        "SELECT highest_accepted || ':' || (SELECT terminated_sessions FROM"
+                                + " fencing.term_history WHERE resource = '" + resource + "' AND term = 2)"
+                                + " FROM fencing.high_water_mark WHERE resource = '" + resource + "'"))
+                .isEqualTo("2:0");
+        assertThat(
+                        count(
+                                db,
+                                "SELECT count(*) FROM fencing.rejected_write WHERE resource = '" + resource + "'"
+                                        + " AND reason = 'stale_term' AND source = 'trigger' AND offered_term = 1 AND highest_accepted = 2"))
                 .isEqualTo(1);
     }
 
     @Test
     void writeAfterARolledBackSavepointThatEnteredIsRejectedAsStaleOnceANewerTermAdvanced() throws Exception {
-        writeAfterASavepointEnteringWasRolledBackAndANewerTermAdvanced("savepoint_payment", "ledger-savepoint",
-                "SAVEPOINT before_write", "INSERT INTO savepoint_payment VALUES (1, 1)",
+        writeAfterASavepointEnteringWasRolledBackAndANewerTermAdvanced(
+                "savepoint_payment",
+                "ledger-savepoint",
+                "SAVEPOINT before_write",
+                "INSERT INTO savepoint_payment VALUES (1, 1)",
                 "ROLLBACK TO SAVEPOINT before_write");
     }
 
@@ -337,15 +424,21 @@ abstract class TriggerModeContract {
             throws Exception {
         // The inner savepoint's release hands its fence lock (and the native guard's entering) to the outer one,
         // whose rollback releases both.
-        writeAfterASavepointEnteringWasRolledBackAndANewerTermAdvanced("nested_savepoint_payment",
-                "ledger-nested-savepoint", "SAVEPOINT outer_sp", "SAVEPOINT inner_sp",
-                "INSERT INTO nested_savepoint_payment VALUES (1, 1)", "RELEASE SAVEPOINT inner_sp",
+        writeAfterASavepointEnteringWasRolledBackAndANewerTermAdvanced(
+                "nested_savepoint_payment",
+                "ledger-nested-savepoint",
+                "SAVEPOINT outer_sp",
+                "SAVEPOINT inner_sp",
+                "INSERT INTO nested_savepoint_payment VALUES (1, 1)",
+                "RELEASE SAVEPOINT inner_sp",
                 "ROLLBACK TO SAVEPOINT outer_sp");
     }
 
     @Test
     void writeAfterARolledBackSavepointThatEnteredEntersAgainAtTheCurrentTermAndCommits() throws Exception {
-        Fixtures.sql(db, "CREATE TABLE reentry_payment (id bigint PRIMARY KEY, amount bigint NOT NULL)",
+        Fixtures.sql(
+                db,
+                "CREATE TABLE reentry_payment (id bigint PRIMARY KEY, amount bigint NOT NULL)",
                 "SELECT fencing.protect_table('reentry_payment', 'ledger-reentry')",
                 "SELECT fencing.enter('ledger-reentry', 1, 'leader-1')");
         try (Connection c = Fixtures.connect(db)) {
@@ -356,13 +449,18 @@ abstract class TriggerModeContract {
                 s.execute("SAVEPOINT before_write");
                 s.execute("INSERT INTO reentry_payment VALUES (1, 1)");
                 s.execute("ROLLBACK TO SAVEPOINT before_write");
-                assertThat(fenceLocksOf(pid)).as("fence locks after the savepoint rolled back").isZero();
+                assertThat(fenceLocksOf(pid))
+                        .as("fence locks after the savepoint rolled back")
+                        .isZero();
                 s.execute("INSERT INTO reentry_payment VALUES (2, 1)");
-                assertThat(fenceLocksOf(pid)).as("fence locks once the next write entered again").isEqualTo(1);
+                assertThat(fenceLocksOf(pid))
+                        .as("fence locks once the next write entered again")
+                        .isEqualTo(1);
             }
             c.commit();
             c.setAutoCommit(true);
         }
-        assertThat(Fixtures.text(db, "SELECT string_agg(id::text, ',' ORDER BY id) FROM reentry_payment")).isEqualTo("2");
+        assertThat(Fixtures.text(db, "SELECT string_agg(id::text, ',' ORDER BY id) FROM reentry_payment"))
+                .isEqualTo("2");
     }
 }

@@ -70,17 +70,20 @@ class UnprivilegedRoleAttackIT {
      * termless DELETE of {@code table}: every INSERT into {@code bait} makes that claim.
      */
     private static void claimDeletesFromBait(Connection c, String table) throws SQLException {
-        execute(c, "CREATE TEMPORARY TABLE bait (i int)",
+        execute(
+                c,
+                "CREATE TEMPORARY TABLE bait (i int)",
                 "CREATE FUNCTION pg_temp.claim() RETURNS trigger LANGUAGE plpgsql AS $f$ BEGIN"
-                        + " PERFORM fencing.guard_slow('" + OutsiderScene.resourceOf(table) + "', 'public', '" + table + "',"
+                        + " PERFORM fencing.guard_slow('" + OutsiderScene.resourceOf(table) + "', 'public', '" + table
+                        + "',"
                         + " 'DELETE', NULL);"
                         + " RETURN NULL; END $f$",
                 "CREATE TRIGGER claim AFTER INSERT ON bait FOR EACH STATEMENT EXECUTE FUNCTION pg_temp.claim()");
     }
 
     private static FencedWriter writer(HikariDataSource pool, Duration lockTimeout) {
-        return FencedWriter.create(pool, FencedWriterConfig.builder()
-                .lockTimeout(lockTimeout).build());
+        return FencedWriter.create(
+                pool, FencedWriterConfig.builder().lockTimeout(lockTimeout).build());
     }
 
     /** Another client of the pooler, logged in as the same role as the leader (one server session for both). */
@@ -100,21 +103,35 @@ class UnprivilegedRoleAttackIT {
     void aLoginOutsideTheFencingRolesHoldingTheFenceLockExclusivelyCannotStopTheNextTermsAdvance() throws Exception {
         String table = scene.table("xlock_advance");
         String resource = OutsiderScene.resourceOf(table);
-        try (Connection squatter = scene.connectAsOutsider(); Connection next = adversary.connect("leader-b")) {
-            assertThat(query(squatter, "SELECT pg_try_advisory_lock(" + FENCE_LOCK_NAMESPACE + ", "
-                    + scene.lockKey(resource) + ")")).as("an outsider takes the fence lock exclusively").isEqualTo("t");
+        try (Connection squatter = scene.connectAsOutsider();
+                Connection next = adversary.connect("leader-b")) {
+            assertThat(query(
+                            squatter,
+                            "SELECT pg_try_advisory_lock(" + FENCE_LOCK_NAMESPACE + ", " + scene.lockKey(resource)
+                                    + ")"))
+                    .as("an outsider takes the fence lock exclusively")
+                    .isEqualTo("t");
             // lock_timeout as the writer's pools send it
-            Throwable advance = catchThrowable(() -> execute(next, "SET lock_timeout = '2s'",
-                    "SELECT fencing.enter('" + resource + "', 6, 'b')"));
-            assertThat(advance).as("the next term's advance while an outsider holds the fence lock exclusively"
-                    + " (SQLSTATE %s)", sqlState(advance)).isNull();
+            Throwable advance = catchThrowable(
+                    () -> execute(next, "SET lock_timeout = '2s'", "SELECT fencing.enter('" + resource + "', 6, 'b')"));
+            assertThat(advance)
+                    .as(
+                            "the next term's advance while an outsider holds the fence lock exclusively"
+                                    + " (SQLSTATE %s)",
+                            sqlState(advance))
+                    .isNull();
             assertThat(mark(db, resource)).isEqualTo(6);
             Throwable squatting = catchThrowable(() -> query(squatter, "SELECT 1"));
-            assertThat(AdversaryRole.connectionLost(squatting)).as("the squatter's session after the advance: %s",
-                    squatting).isTrue();
+            assertThat(AdversaryRole.connectionLost(squatting))
+                    .as("the squatter's session after the advance: %s", squatting)
+                    .isTrue();
         }
-        assertThat(count(db, "SELECT terminated_sessions FROM fencing.term_history WHERE resource = '" + resource
-                + "' AND term = 6")).as("backends the advance ended").isOne();
+        assertThat(count(
+                        db,
+                        "SELECT terminated_sessions FROM fencing.term_history WHERE resource = '" + resource
+                                + "' AND term = 6"))
+                .as("backends the advance ended")
+                .isOne();
     }
 
     /**
@@ -130,12 +147,16 @@ class UnprivilegedRoleAttackIT {
         String resource = OutsiderScene.resourceOf(table);
         try {
             try (Connection squatter = scene.connectAsOutsider()) {
-                execute(squatter, "BEGIN", "SELECT pg_advisory_xact_lock_shared(" + FENCE_LOCK_NAMESPACE + ", "
-                        + scene.lockKey(resource) + ")", "PREPARE TRANSACTION 'fence-squatter'");
+                execute(
+                        squatter,
+                        "BEGIN",
+                        "SELECT pg_advisory_xact_lock_shared(" + FENCE_LOCK_NAMESPACE + ", " + scene.lockKey(resource)
+                                + ")",
+                        "PREPARE TRANSACTION 'fence-squatter'");
             }
             try (Connection next = adversary.connect("leader-b")) {
-                Throwable advance = catchThrowable(() -> execute(next,
-                        "SELECT fencing.enter('" + resource + "', 6, 'b')"));
+                Throwable advance =
+                        catchThrowable(() -> execute(next, "SELECT fencing.enter('" + resource + "', 6, 'b')"));
                 assertThat(sqlState(advance)).isEqualTo("FL005");
                 assertThat(advance).hasMessageContaining("fence-squatter");
             }
@@ -160,14 +181,23 @@ class UnprivilegedRoleAttackIT {
             throws Exception {
         String table = scene.table("xlock_leader");
         String resource = OutsiderScene.resourceOf(table);
-        try (Connection squatter = scene.connectAsOutsider(); HikariDataSource pool = scene.directPool("leader-a")) {
-            assertThat(query(squatter, "SELECT pg_try_advisory_lock(" + FENCE_LOCK_NAMESPACE + ", "
-                    + scene.lockKey(resource) + ")")).isEqualTo("t");
+        try (Connection squatter = scene.connectAsOutsider();
+                HikariDataSource pool = scene.directPool("leader-a")) {
+            assertThat(query(
+                            squatter,
+                            "SELECT pg_try_advisory_lock(" + FENCE_LOCK_NAMESPACE + ", " + scene.lockKey(resource)
+                                    + ")"))
+                    .isEqualTo("t");
             FencedWriter leader = writer(pool, Duration.ofMillis(500));
-            Throwable write = catchThrowable(() -> leader.run(FencingToken.of(resource, 5, "a"),
+            Throwable write = catchThrowable(() -> leader.run(
+                    FencingToken.of(resource, 5, "a"),
                     ctx -> ctx.dsl().execute("UPDATE " + table + " SET note = 'leader a at 5' WHERE id = 1")));
-            assertThat(write).as("the current leader's transaction while an outsider holds the fence lock"
-                    + " exclusively (SQLSTATE %s)", sqlState(write)).isNull();
+            assertThat(write)
+                    .as(
+                            "the current leader's transaction while an outsider holds the fence lock"
+                                    + " exclusively (SQLSTATE %s)",
+                            sqlState(write))
+                    .isNull();
         }
         assertThat(note(table, 1)).isEqualTo("leader a at 5");
     }
@@ -182,16 +212,23 @@ class UnprivilegedRoleAttackIT {
     void theWritersLockTimeoutBoundsItsWaitForTheFenceLockBehindATransactionPooler() throws Exception {
         String table = scene.table("xlock_pooled");
         String resource = OutsiderScene.resourceOf(table);
-        try (PgBouncer bouncer = PgBouncer.start(db.server(),
-                PgBouncer.Options.defaults().poolMode("transaction").defaultPoolSize(1));
-             HikariDataSource pool = scene.bouncerPool(bouncer, "leader-a")) {
+        try (PgBouncer bouncer = PgBouncer.start(
+                        db.server(),
+                        PgBouncer.Options.defaults().poolMode("transaction").defaultPoolSize(1));
+                HikariDataSource pool = scene.bouncerPool(bouncer, "leader-a")) {
             FencedWriter leader = writer(pool, Duration.ofMillis(500));
             CompletableFuture<Void> write;
             try (Connection squatter = scene.connectAsOutsider()) {
-                assertThat(query(squatter, "SELECT pg_try_advisory_lock(" + FENCE_LOCK_NAMESPACE + ", "
-                        + scene.lockKey(resource) + ")")).isEqualTo("t");
-                write = CompletableFuture.runAsync(() -> leader.run(FencingToken.of(resource, 5, "a"),
-                        ctx -> ctx.dsl().execute("UPDATE " + table + " SET note = 'leader a at 5' WHERE id = 1")),
+                assertThat(query(
+                                squatter,
+                                "SELECT pg_try_advisory_lock(" + FENCE_LOCK_NAMESPACE + ", " + scene.lockKey(resource)
+                                        + ")"))
+                        .isEqualTo("t");
+                write = CompletableFuture.runAsync(
+                        () -> leader.run(
+                                FencingToken.of(resource, 5, "a"),
+                                ctx -> ctx.dsl()
+                                        .execute("UPDATE " + table + " SET note = 'leader a at 5' WHERE id = 1")),
                         scene.background);
                 Throwable outcome = null;
                 boolean finished = true;
@@ -202,8 +239,10 @@ class UnprivilegedRoleAttackIT {
                 } catch (TimeoutException e) {
                     finished = false;
                 }
-                assertThat(finished).as("the leader's transaction ended (committed, or failed at the writer's lock"
-                        + " timeout of 500 ms) while the fence lock stayed held exclusively").isTrue();
+                assertThat(finished)
+                        .as("the leader's transaction ended (committed, or failed at the writer's lock"
+                                + " timeout of 500 ms) while the fence lock stayed held exclusively")
+                        .isTrue();
                 if (outcome != null) {
                     assertThat(sqlState(outcome)).as("%s", outcome).isEqualTo("55P03");
                 }
@@ -226,24 +265,31 @@ class UnprivilegedRoleAttackIT {
     void aFencingTermLeftOnAPooledServerSessionByAnotherClientDoesNotRejectTheLeadersTransactions() throws Exception {
         String table = scene.table("left_term");
         String resource = OutsiderScene.resourceOf(table);
-        try (PgBouncer bouncer = PgBouncer.start(db.server(),
-                PgBouncer.Options.defaults().poolMode("transaction").defaultPoolSize(1));
-             HikariDataSource pool = scene.bouncerPool(bouncer, "leader-a")) {
+        try (PgBouncer bouncer = PgBouncer.start(
+                        db.server(),
+                        PgBouncer.Options.defaults().poolMode("transaction").defaultPoolSize(1));
+                HikariDataSource pool = scene.bouncerPool(bouncer, "leader-a")) {
             try (Connection other = pooledClient(bouncer)) {
                 execute(other, "SET fencing.term = '4'");
             }
             try (Connection check = pooledClient(bouncer)) {
                 assertThat(query(check, "SELECT current_setting('fencing.term', true)"))
-                        .as("the other client's setting, still on the one server session").isEqualTo("4");
+                        .as("the other client's setting, still on the one server session")
+                        .isEqualTo("4");
             }
             FencedWriter leader = writer(pool, Duration.ofSeconds(2));
-            Throwable write = catchThrowable(() -> leader.run(FencingToken.of(resource, 5, "a"),
+            Throwable write = catchThrowable(() -> leader.run(
+                    FencingToken.of(resource, 5, "a"),
                     ctx -> ctx.dsl().execute("UPDATE " + table + " SET note = 'leader a at 5' WHERE id = 1")));
-            assertThat(write).as("the current leader's transaction on a server session where another client left"
-                    + " fencing.term = 4").isNull();
+            assertThat(write)
+                    .as("the current leader's transaction on a server session where another client left"
+                            + " fencing.term = 4")
+                    .isNull();
         }
         assertThat(note(table, 1)).isEqualTo("leader a at 5");
-        assertThat(audits(resource)).as("rejections audited for the leader's login").isZero();
+        assertThat(audits(resource))
+                .as("rejections audited for the leader's login")
+                .isZero();
     }
 
     /**
@@ -256,21 +302,30 @@ class UnprivilegedRoleAttackIT {
             throws Exception {
         String table = scene.table("left_advance");
         String resource = OutsiderScene.resourceOf(table);
-        try (PgBouncer bouncer = PgBouncer.start(db.server(),
-                PgBouncer.Options.defaults().poolMode("transaction").defaultPoolSize(1));
-             HikariDataSource pool = scene.bouncerPool(bouncer, "leader-a")) {
+        try (PgBouncer bouncer = PgBouncer.start(
+                        db.server(),
+                        PgBouncer.Options.defaults().poolMode("transaction").defaultPoolSize(1));
+                HikariDataSource pool = scene.bouncerPool(bouncer, "leader-a")) {
             try (Connection other = pooledClient(bouncer)) {
-                execute(other, "SET fencing.term = '900'", "SET fencing.resource = '" + resource + "'",
+                execute(
+                        other,
+                        "SET fencing.term = '900'",
+                        "SET fencing.resource = '" + resource + "'",
                         "SET fencing.leader_id = 'mallory'");
             }
             FencedWriter leader = writer(pool, Duration.ofSeconds(2));
-            Throwable first = catchThrowable(() -> leader.run(FencingToken.of(resource, 5, "a"),
+            Throwable first = catchThrowable(() -> leader.run(
+                    FencingToken.of(resource, 5, "a"),
                     ctx -> ctx.dsl().execute("UPDATE " + table + " SET note = 'leader a at 5' WHERE id = 1")));
-            assertThat(Fixtures.text(db, "SELECT highest_accepted || ' ' || coalesce(leader_id, '-')"
-                    + " FROM fencing.high_water_mark WHERE resource = '" + resource + "'"))
-                    .as("the mark after the leader's transaction at 5 (%s)", first).isEqualTo("5 a");
+            assertThat(Fixtures.text(
+                            db,
+                            "SELECT highest_accepted || ' ' || coalesce(leader_id, '-')"
+                                    + " FROM fencing.high_water_mark WHERE resource = '" + resource + "'"))
+                    .as("the mark after the leader's transaction at 5 (%s)", first)
+                    .isEqualTo("5 a");
             assertThat(first).isNull();
-            Throwable second = catchThrowable(() -> leader.run(FencingToken.of(resource, 5, "a"),
+            Throwable second = catchThrowable(() -> leader.run(
+                    FencingToken.of(resource, 5, "a"),
                     ctx -> ctx.dsl().execute("UPDATE " + table + " SET note = 'leader a at 5 again' WHERE id = 2")));
             assertThat(second).as("the leader's next transaction at 5").isNull();
         }
@@ -287,17 +342,22 @@ class UnprivilegedRoleAttackIT {
     void anIsolationLevelLeftOnAPooledServerSessionDoesNotStopTheNewLeadersAdvance() throws Exception {
         String table = scene.table("left_isolation");
         String resource = OutsiderScene.resourceOf(table);
-        try (PgBouncer bouncer = PgBouncer.start(db.server(),
-                PgBouncer.Options.defaults().poolMode("transaction").defaultPoolSize(1));
-             HikariDataSource pool = scene.bouncerPool(bouncer, "leader-b")) {
+        try (PgBouncer bouncer = PgBouncer.start(
+                        db.server(),
+                        PgBouncer.Options.defaults().poolMode("transaction").defaultPoolSize(1));
+                HikariDataSource pool = scene.bouncerPool(bouncer, "leader-b")) {
             try (Connection other = pooledClient(bouncer)) {
                 execute(other, "SET default_transaction_isolation = 'repeatable read'");
             }
             FencedWriter next = writer(pool, Duration.ofSeconds(2));
-            Throwable write = catchThrowable(() -> next.run(FencingToken.of(resource, 6, "b"),
+            Throwable write = catchThrowable(() -> next.run(
+                    FencingToken.of(resource, 6, "b"),
                     ctx -> ctx.dsl().execute("UPDATE " + table + " SET note = 'leader b at 6' WHERE id = 1")));
-            assertThat(write).as("the new leader's first transaction at 6 on a server session where another client"
-                    + " left default_transaction_isolation = 'repeatable read' (SQLSTATE %s)", sqlState(write))
+            assertThat(write)
+                    .as(
+                            "the new leader's first transaction at 6 on a server session where another client"
+                                    + " left default_transaction_isolation = 'repeatable read' (SQLSTATE %s)",
+                            sqlState(write))
                     .isNull();
         }
         assertThat(mark(db, resource)).isEqualTo(6);
@@ -315,15 +375,18 @@ class UnprivilegedRoleAttackIT {
     void aStaleRawWriteCarryingAnOverlongLeaderIdIsAuditedOnce() throws Exception {
         String table = scene.table("long_leader");
         String resource = OutsiderScene.resourceOf(table);
-        long countedBefore = count(db,
-                "SELECT trigger_counted FROM fencing.rejection_counts WHERE reason = 'stale_term'");
+        long countedBefore =
+                count(db, "SELECT trigger_counted FROM fencing.rejection_counts WHERE reason = 'stale_term'");
         try (Connection a = adversary.connect("stale-writer")) {
-            Throwable stale = catchThrowable(() -> AdversaryRole.inTransaction(a,
-                    "SET LOCAL fencing.term = '4'", "SET LOCAL fencing.leader_id = '" + "x".repeat(201) + "'",
+            Throwable stale = catchThrowable(() -> AdversaryRole.inTransaction(
+                    a,
+                    "SET LOCAL fencing.term = '4'",
+                    "SET LOCAL fencing.leader_id = '" + "x".repeat(201) + "'",
                     "UPDATE " + table + " SET note = 'stale, term 4' WHERE id = 1"));
             assertThat(stale).as("the stale write").isNotNull();
-            assertThat(audits(resource)).as("audit rows of the stale write (it ended with SQLSTATE %s)",
-                    sqlState(stale)).isOne();
+            assertThat(audits(resource))
+                    .as("audit rows of the stale write (it ended with SQLSTATE %s)", sqlState(stale))
+                    .isOne();
         }
         assertThat(count(db, "SELECT trigger_counted FROM fencing.rejection_counts WHERE reason = 'stale_term'"))
                 .isEqualTo(countedBefore + 1);
@@ -341,41 +404,55 @@ class UnprivilegedRoleAttackIT {
         String resource = OutsiderScene.resourceOf(table);
         String overlong = "x".repeat(201);
         try (Connection a = adversary.connect("overlong-leader")) {
-            Throwable advance = catchThrowable(() -> AdversaryRole.inTransaction(a,
-                    "SET LOCAL fencing.term = '6'", "SET LOCAL fencing.resource = '" + resource + "'",
+            Throwable advance = catchThrowable(() -> AdversaryRole.inTransaction(
+                    a,
+                    "SET LOCAL fencing.term = '6'",
+                    "SET LOCAL fencing.resource = '" + resource + "'",
                     "SET LOCAL fencing.leader_id = '" + overlong + "'",
                     "UPDATE " + table + " SET note = 'term 6' WHERE id = 1"));
             assertThat(sqlState(advance)).as("%s", advance).isEqualTo("FL003");
-            assertThat(advance).hasMessageContaining("leader_id").hasMessageContaining("201 characters")
+            assertThat(advance)
+                    .hasMessageContaining("leader_id")
+                    .hasMessageContaining("201 characters")
                     .hasMessageContaining("at most 200");
-            Throwable session = catchThrowable(() -> query(a,
-                    "SELECT fencing.enter('" + resource + "', 6, '" + overlong + "')"));
+            Throwable session =
+                    catchThrowable(() -> query(a, "SELECT fencing.enter('" + resource + "', 6, '" + overlong + "')"));
             assertThat(sqlState(session)).as("%s", session).isEqualTo("FL003");
             assertThat(query(a, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()"))
-                    .as("fence locks left on the session").isEqualTo("0");
+                    .as("fence locks left on the session")
+                    .isEqualTo("0");
             // The mark's term with no holder recorded: entering it would accept the id (FL003); the fence lock
             // taken for it ends with the transaction.
             String unheld = "long_leader_unheld_" + scene.nextNumber();
-            Fixtures.sql(db, "CREATE TABLE " + unheld + " (id bigint PRIMARY KEY)",
+            Fixtures.sql(
+                    db,
+                    "CREATE TABLE " + unheld + " (id bigint PRIMARY KEY)",
                     "SELECT fencing.protect_table('" + unheld + "', '" + OutsiderScene.resourceOf(unheld) + "')",
                     "SELECT fencing.enter('" + OutsiderScene.resourceOf(unheld) + "', 5)");
-            Throwable atMark = catchThrowable(() -> query(a,
-                    "SELECT fencing.enter('" + OutsiderScene.resourceOf(unheld) + "', 5, '" + overlong + "')"));
+            Throwable atMark = catchThrowable(() -> query(
+                    a, "SELECT fencing.enter('" + OutsiderScene.resourceOf(unheld) + "', 5, '" + overlong + "')"));
             assertThat(sqlState(atMark)).as("%s", atMark).isEqualTo("FL003");
             assertThat(atMark).hasMessageContaining("201 characters");
             assertThat(query(a, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()"))
-                    .as("fence locks left on the session after entering the mark's term").isEqualTo("0");
+                    .as("fence locks left on the session after entering the mark's term")
+                    .isEqualTo("0");
             assertThat(query(a, "SELECT fencing.enter('" + resource + "', 4, '" + overlong + "')"))
-                    .as("a stale entering returns the mark").isEqualTo("5");
-            Throwable conflict = catchThrowable(() -> AdversaryRole.inTransaction(a,
-                    "SET LOCAL fencing.term = '5'", "SET LOCAL fencing.leader_id = '" + overlong + "'",
+                    .as("a stale entering returns the mark")
+                    .isEqualTo("5");
+            Throwable conflict = catchThrowable(() -> AdversaryRole.inTransaction(
+                    a,
+                    "SET LOCAL fencing.term = '5'",
+                    "SET LOCAL fencing.leader_id = '" + overlong + "'",
                     "UPDATE " + table + " SET note = 'term 5, overlong leader' WHERE id = 1"));
             assertThat(sqlState(conflict)).as("%s", conflict).isEqualTo("FL001");
         }
         assertThat(mark(db, resource)).isEqualTo(5);
         assertThat(note(table, 1)).isEqualTo("initial");
-        assertThat(count(db, "SELECT count(*) FROM fencing.rejected_write WHERE resource = '" + resource
-                + "' AND reason = 'term_conflict' AND leader_id = repeat('x', 200)")).isOne();
+        assertThat(count(
+                        db,
+                        "SELECT count(*) FROM fencing.rejected_write WHERE resource = '" + resource
+                                + "' AND reason = 'term_conflict' AND leader_id = repeat('x', 200)"))
+                .isOne();
         assertThat(audits(resource)).isOne();
     }
 
@@ -395,8 +472,12 @@ class UnprivilegedRoleAttackIT {
         try (Connection outside = scene.connectAsOutsider()) {
             claimDeletesFromBait(outside, table);
             Throwable claim = catchThrowable(() -> execute(outside, "INSERT INTO bait VALUES (1)"));
-            assertThat(audits(resource)).as("audit rows after a login without any right on %s called the guard's"
-                    + " slow path from its own trigger (%s)", table, claim).isZero();
+            assertThat(audits(resource))
+                    .as(
+                            "audit rows after a login without any right on %s called the guard's"
+                                    + " slow path from its own trigger (%s)",
+                            table, claim)
+                    .isZero();
         }
     }
 
@@ -414,12 +495,13 @@ class UnprivilegedRoleAttackIT {
         long countedBefore = count(db, "SELECT sum(trigger_counted) FROM fencing.rejection_counts");
         try (Connection outside = scene.connectAsOutsider()) {
             claimDeletesFromBait(outside, table);
-            Throwable claim = catchThrowable(() -> AdversaryRole.inTransaction(outside,
-                    "PREPARE parsed_only AS DELETE FROM " + table, "INSERT INTO bait VALUES (1)"));
+            Throwable claim = catchThrowable(() -> AdversaryRole.inTransaction(
+                    outside, "PREPARE parsed_only AS DELETE FROM " + table, "INSERT INTO bait VALUES (1)"));
             assertThat(claim).as("the forged call").isNotNull();
             assertThat(audits(resource)).as("audit rows after %s", claim).isZero();
         }
-        assertThat(count(db, "SELECT sum(trigger_counted) FROM fencing.rejection_counts")).isEqualTo(countedBefore);
+        assertThat(count(db, "SELECT sum(trigger_counted) FROM fencing.rejection_counts"))
+                .isEqualTo(countedBefore);
     }
 
     /**
@@ -436,7 +518,8 @@ class UnprivilegedRoleAttackIT {
         // the guard's arguments as protect_table passes them: the resource's lock_key and the resource
         String attach = "CREATE TRIGGER claim BEFORE INSERT ON bait FOR EACH STATEMENT EXECUTE FUNCTION fencing.guard("
                 + "'" + scene.lockKey(resource) + "', '" + resource + "')";
-        try (Connection outside = scene.connectAsOutsider(); Connection app = adversary.connect("guard-attacher")) {
+        try (Connection outside = scene.connectAsOutsider();
+                Connection app = adversary.connect("guard-attacher")) {
             for (Connection c : new Connection[] {outside, app}) {
                 execute(c, "CREATE TEMPORARY TABLE bait (i int)");
                 Throwable attached = catchThrowable(() -> execute(c, attach));
@@ -446,7 +529,8 @@ class UnprivilegedRoleAttackIT {
             }
         }
         assertThat(audits(resource)).isZero();
-        assertThat(count(db, "SELECT sum(trigger_counted) FROM fencing.rejection_counts")).isEqualTo(countedBefore);
+        assertThat(count(db, "SELECT sum(trigger_counted) FROM fencing.rejection_counts"))
+                .isEqualTo(countedBefore);
     }
 
     /**
@@ -460,12 +544,14 @@ class UnprivilegedRoleAttackIT {
         String table = scene.table("second_service");
         String resource = OutsiderScene.resourceOf(table);
         String service = "fence_service_" + ProcessHandle.current().pid();
-        Fixtures.sql(db, "CREATE ROLE " + service + " LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE",
+        Fixtures.sql(
+                db,
+                "CREATE ROLE " + service + " LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE",
                 "GRANT SELECT, UPDATE ON " + table + " TO " + service);
         try {
             try (Connection svc = DriverManager.getConnection(db.jdbcUrl(), service, "")) {
-                Throwable write = catchThrowable(() -> execute(svc,
-                        "UPDATE " + table + " SET note = 'no term' WHERE id = 1"));
+                Throwable write =
+                        catchThrowable(() -> execute(svc, "UPDATE " + table + " SET note = 'no term' WHERE id = 1"));
                 assertThat(sqlState(write)).as("%s", write).isEqualTo("FL002");
             }
             assertThat(audits(resource)).isOne();
@@ -497,21 +583,24 @@ class UnprivilegedRoleAttackIT {
             "INSERT INTO " + table + " VALUES (1, 'x') ON CONFLICT (id) DO UPDATE SET note = 'upserted'",
             "INSERT INTO " + table + " VALUES (1, 'x') ON CONFLICT DO NOTHING",
             "WITH w AS (UPDATE " + table + " SET note = 'cte' RETURNING 1) SELECT count(*) FROM w",
-            "TRUNCATE " + table};
+            "TRUNCATE " + table
+        };
         String before = Fixtures.text(db, "SELECT string_agg(id || ':' || note, ',' ORDER BY id) FROM " + table);
         try (Connection a = adversary.connect("stale-writer")) {
             for (String sql : statements) {
-                Throwable stale = catchThrowable(() -> AdversaryRole.inTransaction(a,
-                        "SET LOCAL fencing.term = '4'", sql));
+                Throwable stale =
+                        catchThrowable(() -> AdversaryRole.inTransaction(a, "SET LOCAL fencing.term = '4'", sql));
                 assertThat(sqlState(stale)).as("%s: %s", sql, stale).isEqualTo("FL001");
             }
             a.setAutoCommit(false);
             Throwable copy;
             try {
                 execute(a, "SET LOCAL fencing.term = '4'");
-                copy = catchThrowable(() -> a.unwrap(org.postgresql.PGConnection.class).getCopyAPI().copyIn(
-                        "COPY " + table + " (id, note) FROM STDIN WITH (FORMAT csv)",
-                        new java.io.StringReader("50,copied\n")));
+                copy = catchThrowable(() -> a.unwrap(org.postgresql.PGConnection.class)
+                        .getCopyAPI()
+                        .copyIn(
+                                "COPY " + table + " (id, note) FROM STDIN WITH (FORMAT csv)",
+                                new java.io.StringReader("50,copied\n")));
             } finally {
                 a.rollback();
                 a.setAutoCommit(true);
@@ -534,18 +623,25 @@ class UnprivilegedRoleAttackIT {
     void enteringATransactionAtTermZeroIsRefusedAndWritesNothing() throws Exception {
         String table = "term_zero_" + scene.nextNumber();
         String resource = OutsiderScene.resourceOf(table);
-        Fixtures.sql(db, "CREATE TABLE " + table + " (id bigint PRIMARY KEY, note text)",
+        Fixtures.sql(
+                db,
+                "CREATE TABLE " + table + " (id bigint PRIMARY KEY, note text)",
                 "INSERT INTO " + table + " (id, note) VALUES (1, 'initial')",
                 "SELECT fencing.protect_table('" + table + "', '" + resource + "')");
         adversary.grantWrites(table);
         assertThat(mark(db, resource)).isZero();
         try (Connection a = adversary.connect("term-zero")) {
-            Throwable zero = catchThrowable(() -> AdversaryRole.inTransaction(a,
+            Throwable zero = catchThrowable(() -> AdversaryRole.inTransaction(
+                    a,
                     "SELECT fencing.enter('" + resource + "', 0, 'z')",
                     "UPDATE " + table + " SET note = 'written at term 0' WHERE id = 1"));
-            assertThat(sqlState(zero)).as("entering a transaction at term 0: %s", zero).isEqualTo("FL003");
-            Throwable raw = catchThrowable(() -> AdversaryRole.inTransaction(a,
-                    "SET LOCAL fencing.term = '0'", "SET LOCAL fencing.resource = '" + resource + "'",
+            assertThat(sqlState(zero))
+                    .as("entering a transaction at term 0: %s", zero)
+                    .isEqualTo("FL003");
+            Throwable raw = catchThrowable(() -> AdversaryRole.inTransaction(
+                    a,
+                    "SET LOCAL fencing.term = '0'",
+                    "SET LOCAL fencing.resource = '" + resource + "'",
                     "UPDATE " + table + " SET note = 'written at term 0' WHERE id = 1"));
             assertThat(sqlState(raw)).as("a raw write at term 0: %s", raw).isEqualTo("FL003");
         }

@@ -61,9 +61,14 @@ class WarmUpLeavesNothingOnThePooledSessionIT {
 
     /** A pool of one connection logging in as the adversary role: every transaction of a writer uses one session. */
     private HikariDataSource pool(String name) {
-        return Databases.dataSource(DatabaseConfig.builder(db.jdbcUrl()).username(adversary.name())
-                .maximumPoolSize(1).applicationName(name).poolName(name + "-" + TABLES.incrementAndGet())
-                .lockTimeout(Duration.ofSeconds(2)).idleInTransactionSessionTimeout(Duration.ofSeconds(30)).build());
+        return Databases.dataSource(DatabaseConfig.builder(db.jdbcUrl())
+                .username(adversary.name())
+                .maximumPoolSize(1)
+                .applicationName(name)
+                .poolName(name + "-" + TABLES.incrementAndGet())
+                .lockTimeout(Duration.ofSeconds(2))
+                .idleInTransactionSessionTimeout(Duration.ofSeconds(30))
+                .build());
     }
 
     /** A fresh resource at mark 5 (held by leader a) and its protected table; returns the table's name. */
@@ -82,8 +87,10 @@ class WarmUpLeavesNothingOnThePooledSessionIT {
     }
 
     private long audits(String resource, long offeredTerm) {
-        return count(db, "SELECT count(*) FROM fencing.rejected_write WHERE resource = '" + resource
-                + "' AND offered_term = " + offeredTerm);
+        return count(
+                db,
+                "SELECT count(*) FROM fencing.rejected_write WHERE resource = '" + resource + "' AND offered_term = "
+                        + offeredTerm);
     }
 
     /** Another leader (its own connection, closed at once) advances the resource to {@code term}. */
@@ -99,10 +106,12 @@ class WarmUpLeavesNothingOnThePooledSessionIT {
      * locks|temporary relations" (the warm-up writes to a temporary table in a transaction it rolls back).
      */
     private static String sessionLeftovers(Connection c) throws SQLException {
-        return query(c, "SELECT coalesce(current_setting('fencing.term', true), '')"
-                + " || '|' || coalesce(current_setting('fencing.resource', true), '')"
-                + " || '|' || (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid())"
-                + " || '|' || (SELECT count(*) FROM pg_class WHERE relnamespace = pg_my_temp_schema())");
+        return query(
+                c,
+                "SELECT coalesce(current_setting('fencing.term', true), '')"
+                        + " || '|' || coalesce(current_setting('fencing.resource', true), '')"
+                        + " || '|' || (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid())"
+                        + " || '|' || (SELECT count(*) FROM pg_class WHERE relnamespace = pg_my_temp_schema())");
     }
 
     /** Transactions holding the resource's fence lock now (the view the next advance's victims are listed in). */
@@ -111,8 +120,8 @@ class WarmUpLeavesNothingOnThePooledSessionIT {
     }
 
     private static void update(Connection c, String table, long id, String note, long term) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(
-                "UPDATE " + table + " SET note = ?, fencing_term = ? WHERE id = ?")) {
+        try (PreparedStatement ps =
+                c.prepareStatement("UPDATE " + table + " SET note = ?, fencing_term = ? WHERE id = ?")) {
             ps.setString(1, note);
             ps.setLong(2, term);
             ps.setLong(3, id);
@@ -132,11 +141,14 @@ class WarmUpLeavesNothingOnThePooledSessionIT {
         String resource = resourceOf(table);
         String warmed = resource;
         switch (kind) {
-            case "mark-zero" -> Fixtures.sql(db, "SELECT fencing.register_resource('" + resource + "')",
-                    "CREATE TABLE " + table + " (id bigint PRIMARY KEY, note text)",
-                    "INSERT INTO " + table + " VALUES (1, 'initial')",
-                    "SELECT fencing.protect_table('" + table + "', '" + resource + "')",
-                    "GRANT SELECT, INSERT, UPDATE, DELETE ON " + table + " TO " + adversary.name());
+            case "mark-zero" ->
+                Fixtures.sql(
+                        db,
+                        "SELECT fencing.register_resource('" + resource + "')",
+                        "CREATE TABLE " + table + " (id bigint PRIMARY KEY, note text)",
+                        "INSERT INTO " + table + " VALUES (1, 'initial')",
+                        "SELECT fencing.protect_table('" + table + "', '" + resource + "')",
+                        "GRANT SELECT, INSERT, UPDATE, DELETE ON " + table + " TO " + adversary.name());
             case "unknown" -> {
                 adversary.protectedTable(table, resource, 5, "a");
                 warmed = resource + "-unregistered";
@@ -150,10 +162,13 @@ class WarmUpLeavesNothingOnThePooledSessionIT {
             assertThat(writer.warmUp(warmed)).isPositive();
             try (Connection c = pool.getConnection()) {
                 assertThat(sessionLeftovers(c))
-                        .as("term|resource|advisory locks|temporary relations on the pooled session").isEqualTo("||0|0");
-                assertThat(enteredTransactions(resource)).as("transactions entered for %s", resource).isZero();
-                Throwable unfenced = catchThrowable(() -> execute(c,
-                        "UPDATE " + table + " SET note = 'unfenced after warm-up' WHERE id = 1"));
+                        .as("term|resource|advisory locks|temporary relations on the pooled session")
+                        .isEqualTo("||0|0");
+                assertThat(enteredTransactions(resource))
+                        .as("transactions entered for %s", resource)
+                        .isZero();
+                Throwable unfenced = catchThrowable(
+                        () -> execute(c, "UPDATE " + table + " SET note = 'unfenced after warm-up' WHERE id = 1"));
                 assertThat(sqlState(unfenced)).as("%s", unfenced).isEqualTo("FL002");
             }
         }
@@ -161,9 +176,11 @@ class WarmUpLeavesNothingOnThePooledSessionIT {
         assertThat(mark(db, resource)).isEqualTo(markBefore);
         assertThat(count(db, "SELECT count(*) FROM fencing.term_history")).isEqualTo(historyBefore);
         assertThat(count(db, "SELECT count(*) FROM fencing.high_water_mark WHERE resource = '" + warmed + "'"))
-                .as("rows of the warmed resource").isEqualTo(kind.equals("unknown") ? 0 : 1);
+                .as("rows of the warmed resource")
+                .isEqualTo(kind.equals("unknown") ? 0 : 1);
         assertThat(count(db, "SELECT count(*) FROM fencing.rejected_write WHERE resource = '" + resource + "'"))
-                .as("audit rows: the unfenced write only").isEqualTo(1);
+                .as("audit rows: the unfenced write only")
+                .isEqualTo(1);
     }
 
     /**
@@ -177,12 +194,14 @@ class WarmUpLeavesNothingOnThePooledSessionIT {
         FencingToken t5 = FencingToken.of(resource, 5, "a");
         try (HikariDataSource pool = pool("leader-a")) {
             FencedWriter writer = FencedWriter.create(pool, FencedWriterConfig.defaults());
-            writer.run(t5, ctx -> execute(ctx.connection(), "SET fencing.term = '5'",
-                    "SET fencing.resource = '" + resource + "'"));
+            writer.run(
+                    t5,
+                    ctx -> execute(
+                            ctx.connection(), "SET fencing.term = '5'", "SET fencing.resource = '" + resource + "'"));
             writer.warmUp(resource);
             advance(resource, 6);
-            Throwable late = catchThrowable(() -> writer.run(t5,
-                    ctx -> update(ctx.connection(), table, 1, "term 5 after 6, after a warm-up", 5)));
+            Throwable late = catchThrowable(() ->
+                    writer.run(t5, ctx -> update(ctx.connection(), table, 1, "term 5 after 6, after a warm-up", 5)));
             assertThat(late).isInstanceOf(StaleTermException.class);
         }
         assertThat(note(table, 1)).isEqualTo("initial");
@@ -197,23 +216,31 @@ class WarmUpLeavesNothingOnThePooledSessionIT {
     void warmUpBehindATransactionPoolerLeavesNothingForTheNextClient() throws Exception {
         String table = table("warm_bouncer");
         String resource = resourceOf(table);
-        try (PgBouncer bouncer = PgBouncer.start(db.server(),
-                PgBouncer.Options.defaults().poolMode("transaction").defaultPoolSize(1));
-             HikariDataSource pool = Databases.dataSource(DatabaseConfig.builder(bouncer.jdbcUrl(db.name()))
-                     .username(bouncer.user()).password(bouncer.password()).maximumPoolSize(1)
-                     .applicationName("warmed").poolName("warmed-bouncer").build())) {
-            FencedWriter writer = FencedWriter.create(pool,
-                    FencedWriterConfig.builder().build());
-            long warmedPid = writer.transaction(FencingToken.of(resource, 5, "a"),
+        try (PgBouncer bouncer = PgBouncer.start(
+                        db.server(),
+                        PgBouncer.Options.defaults().poolMode("transaction").defaultPoolSize(1));
+                HikariDataSource pool = Databases.dataSource(DatabaseConfig.builder(bouncer.jdbcUrl(db.name()))
+                        .username(bouncer.user())
+                        .password(bouncer.password())
+                        .maximumPoolSize(1)
+                        .applicationName("warmed")
+                        .poolName("warmed-bouncer")
+                        .build())) {
+            FencedWriter writer =
+                    FencedWriter.create(pool, FencedWriterConfig.builder().build());
+            long warmedPid = writer.transaction(
+                    FencingToken.of(resource, 5, "a"),
                     ctx -> ctx.dsl().fetchSingle("SELECT pg_backend_pid()").get(0, Long.class));
             writer.warmUp(resource);
             try (Connection next = bouncer.connection(db.name())) {
-                assertThat(AdversaryRole.backendPid(next)).as("the one server session").isEqualTo(warmedPid);
+                assertThat(AdversaryRole.backendPid(next))
+                        .as("the one server session")
+                        .isEqualTo(warmedPid);
                 assertThat(sessionLeftovers(next))
                         .as("term|resource|advisory locks|temporary relations for the next client")
                         .isEqualTo("||0|0");
-                Throwable unfenced = catchThrowable(() -> execute(next,
-                        "UPDATE " + table + " SET note = 'next client, unfenced' WHERE id = 1"));
+                Throwable unfenced = catchThrowable(
+                        () -> execute(next, "UPDATE " + table + " SET note = 'next client, unfenced' WHERE id = 1"));
                 assertThat(sqlState(unfenced)).as("%s", unfenced).isEqualTo("FL002");
             }
         }

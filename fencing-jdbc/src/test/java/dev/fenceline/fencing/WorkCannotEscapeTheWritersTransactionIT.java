@@ -75,9 +75,14 @@ class WorkCannotEscapeTheWritersTransactionIT {
 
     /** A pool of one connection logging in as the adversary role: every transaction of a writer uses one session. */
     private HikariDataSource pool(String name) {
-        return Databases.dataSource(DatabaseConfig.builder(db.jdbcUrl()).username(adversary.name())
-                .maximumPoolSize(1).applicationName(name).poolName(name + "-" + TABLES.incrementAndGet())
-                .lockTimeout(Duration.ofSeconds(2)).idleInTransactionSessionTimeout(Duration.ofSeconds(30)).build());
+        return Databases.dataSource(DatabaseConfig.builder(db.jdbcUrl())
+                .username(adversary.name())
+                .maximumPoolSize(1)
+                .applicationName(name)
+                .poolName(name + "-" + TABLES.incrementAndGet())
+                .lockTimeout(Duration.ofSeconds(2))
+                .idleInTransactionSessionTimeout(Duration.ofSeconds(30))
+                .build());
     }
 
     /** A fresh resource at mark 5 (held by leader a) and its protected table; returns the table's name. */
@@ -96,8 +101,10 @@ class WorkCannotEscapeTheWritersTransactionIT {
     }
 
     private long audits(String resource, long offeredTerm) {
-        return count(db, "SELECT count(*) FROM fencing.rejected_write WHERE resource = '" + resource
-                + "' AND offered_term = " + offeredTerm);
+        return count(
+                db,
+                "SELECT count(*) FROM fencing.rejected_write WHERE resource = '" + resource + "' AND offered_term = "
+                        + offeredTerm);
     }
 
     /** Another leader (its own connection, closed at once) advances the resource to {@code term}. */
@@ -117,8 +124,8 @@ class WorkCannotEscapeTheWritersTransactionIT {
     }
 
     private static void update(Connection c, String table, long id, String note, long term) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(
-                "UPDATE " + table + " SET note = ?, fencing_term = ? WHERE id = ?")) {
+        try (PreparedStatement ps =
+                c.prepareStatement("UPDATE " + table + " SET note = ?, fencing_term = ? WHERE id = ?")) {
             ps.setString(1, note);
             ps.setLong(2, term);
             ps.setLong(3, id);
@@ -136,12 +143,16 @@ class WorkCannotEscapeTheWritersTransactionIT {
             update(c, table, 1, "written before the refused calls", 5);
             assertThat(catchThrowable(c::commit)).as("commit()").isInstanceOf(SQLException.class);
             assertThat(catchThrowable(() -> c.rollback())).as("rollback()").isInstanceOf(SQLException.class);
-            assertThat(catchThrowable(() -> c.setAutoCommit(true))).as("setAutoCommit(true)")
+            assertThat(catchThrowable(() -> c.setAutoCommit(true)))
+                    .as("setAutoCommit(true)")
                     .isInstanceOf(SQLException.class);
             assertThat(catchThrowable(() -> c.setTransactionIsolation(Connection.TRANSACTION_SERIALIZABLE)))
-                    .as("setTransactionIsolation").isInstanceOf(SQLException.class);
+                    .as("setTransactionIsolation")
+                    .isInstanceOf(SQLException.class);
             assertThat(catchThrowable(c::close)).as("close()").isInstanceOf(SQLException.class);
-            assertThat(catchThrowable(() -> c.abort(Runnable::run))).as("abort()").isInstanceOf(SQLException.class);
+            assertThat(catchThrowable(() -> c.abort(Runnable::run)))
+                    .as("abort()")
+                    .isInstanceOf(SQLException.class);
             throw new IllegalStateException("the work fails after its write");
         });
         assertThat(failed).hasMessage("the work fails after its write");
@@ -155,9 +166,17 @@ class WorkCannotEscapeTheWritersTransactionIT {
      * {@code commit()} would commit the work's first writes on their own.
      */
     @ParameterizedTest(name = "{0}")
-    @ValueSource(strings = {"unwrapConnection", "unwrapPgConnectionClass", "unwrapBaseConnection",
-        "statementGetConnection", "resultSetGetStatement", "metaDataGetConnection", "arrayResultSet",
-        "arrayAsObjectResultSet"})
+    @ValueSource(
+            strings = {
+                "unwrapConnection",
+                "unwrapPgConnectionClass",
+                "unwrapBaseConnection",
+                "statementGetConnection",
+                "resultSetGetStatement",
+                "metaDataGetConnection",
+                "arrayResultSet",
+                "arrayAsObjectResultSet"
+            })
     void objectsReachedFromTheConnectionCannotCommitPartOfAFencedTransaction(String route) {
         String table = table("partial_" + route.toLowerCase());
         Throwable failed = runAtTermFive(table, ctx -> {
@@ -168,7 +187,8 @@ class WorkCannotEscapeTheWritersTransactionIT {
             throw new IllegalStateException("the work fails after its write");
         });
         assertThat(failed).hasMessage("the work fails after its write");
-        assertThat(note(table, 1)).as("row 1 after the work (which tried to commit via %s) failed", route)
+        assertThat(note(table, 1))
+                .as("row 1 after the work (which tried to commit via %s) failed", route)
                 .isEqualTo("initial");
     }
 
@@ -183,15 +203,18 @@ class WorkCannotEscapeTheWritersTransactionIT {
             case "statementGetConnection":
                 return c.createStatement().getConnection();
             case "resultSetGetStatement":
-                return c.createStatement().executeQuery("SELECT 1").getStatement().getConnection();
+                return c.createStatement()
+                        .executeQuery("SELECT 1")
+                        .getStatement()
+                        .getConnection();
             case "metaDataGetConnection":
                 return c.getMetaData().getConnection();
             default:
                 try (Statement s = c.createStatement();
-                     java.sql.ResultSet rs = s.executeQuery("SELECT ARRAY[1, 2]")) {
+                        java.sql.ResultSet rs = s.executeQuery("SELECT ARRAY[1, 2]")) {
                     rs.next();
-                    java.sql.Array array = route.equals("arrayResultSet") ? rs.getArray(1)
-                            : (java.sql.Array) rs.getObject(1);
+                    java.sql.Array array =
+                            route.equals("arrayResultSet") ? rs.getArray(1) : (java.sql.Array) rs.getObject(1);
                     return array.getResultSet().getStatement().getConnection();
                 }
         }
@@ -241,12 +264,17 @@ class WorkCannotEscapeTheWritersTransactionIT {
             sendCommit.run(ctx);
             afterCommit.set(catchThrowable(() -> update(ctx.connection(), table, 2, "written after the COMMIT", 5)));
         });
-        assertThat(sqlState(afterCommit.get())).as("the work's write after its COMMIT via %s: %s", how,
-                afterCommit.get()).isEqualTo("FL002");
-        assertThat(failed).as("the writer's outcome for work that committed via %s", how)
+        assertThat(sqlState(afterCommit.get()))
+                .as("the work's write after its COMMIT via %s: %s", how, afterCommit.get())
+                .isEqualTo("FL002");
+        assertThat(failed)
+                .as("the writer's outcome for work that committed via %s", how)
                 .isInstanceOf(IllegalStateException.class);
-        assertThat(note(table, 2)).as("row 2, written after the COMMIT via %s", how).isEqualTo("initial");
-        assertThat(note(table, 1)).as("row 1, committed by the work's own COMMIT via %s (under term 5)", how)
+        assertThat(note(table, 2))
+                .as("row 2, written after the COMMIT via %s", how)
+                .isEqualTo("initial");
+        assertThat(note(table, 1))
+                .as("row 1, committed by the work's own COMMIT via %s (under term 5)", how)
                 .isEqualTo("written before the COMMIT");
     }
 
@@ -265,9 +293,12 @@ class WorkCannotEscapeTheWritersTransactionIT {
             // CopyManager reports an error (the server answers a COMMIT, not a copy), after the server ran it.
             catchThrowable(() -> {
                 switch (route) {
-                    case "execSQLUpdate" -> c.unwrap(org.postgresql.core.BaseConnection.class).execSQLUpdate("COMMIT");
-                    default -> c.unwrap(org.postgresql.PGConnection.class).getCopyAPI()
-                            .copyIn("COMMIT", new java.io.ByteArrayInputStream(new byte[0]));
+                    case "execSQLUpdate" ->
+                        c.unwrap(org.postgresql.core.BaseConnection.class).execSQLUpdate("COMMIT");
+                    default ->
+                        c.unwrap(org.postgresql.PGConnection.class)
+                                .getCopyAPI()
+                                .copyIn("COMMIT", new java.io.ByteArrayInputStream(new byte[0]));
                 }
             });
         });
@@ -287,7 +318,9 @@ class WorkCannotEscapeTheWritersTransactionIT {
             Throwable executor = catchThrowable(
                     () -> c.unwrap(org.postgresql.core.BaseConnection.class).getQueryExecutor());
             // declared without SQLException, so the proxy's refusal arrives wrapped (UndeclaredThrowableException)
-            assertThat(executor).as("getQueryExecutor()").isNotNull()
+            assertThat(executor)
+                    .as("getQueryExecutor()")
+                    .isNotNull()
                     .hasStackTraceContaining("getQueryExecutor() is not allowed");
             throw new IllegalStateException("the work fails after its write");
         });
@@ -316,7 +349,8 @@ class WorkCannotEscapeTheWritersTransactionIT {
             } finally {
                 AdversaryRole.rollbackPreparedTransactions(db);
             }
-            assertThat(sqlState(afterEnd.get())).as("the work's write after %s: %s", end, afterEnd.get())
+            assertThat(sqlState(afterEnd.get()))
+                    .as("the work's write after %s: %s", end, afterEnd.get())
                     .isEqualTo("FL002");
             assertThat(failed).as("the writer's outcome after %s", end).isInstanceOf(IllegalStateException.class);
             assertThat(note(table, 1)).as("row 1 after %s", end).isEqualTo("initial");
@@ -346,15 +380,26 @@ class WorkCannotEscapeTheWritersTransactionIT {
         org.jooq.Field<String> noteField = org.jooq.impl.DSL.field(org.jooq.impl.DSL.name("note"), String.class);
         FencingToken t5 = FencingToken.of(resourceOf(table), 5, "a");
         try (HikariDataSource pool = Databases.dataSource(DatabaseConfig.builder(db.jdbcUrl())
-                .username(adversary.name()).maximumPoolSize(2).poolName("nested-" + TABLES.incrementAndGet())
+                .username(adversary.name())
+                .maximumPoolSize(2)
+                .poolName("nested-" + TABLES.incrementAndGet())
                 .build())) {
             FencedWriter writer = FencedWriter.create(pool, FencedWriterConfig.defaults());
             Throwable failed = catchThrowable(() -> writer.run(t5, outer -> {
                 catchThrowable(() -> writer.run(t5, inner -> {
                     switch (call) {
-                        case "dsl" -> outer.dsl().execute("UPDATE " + table + " SET note = 'outer, via inner' WHERE id = 1");
-                        case "update" -> outer.update(t).set(noteField, "outer, via inner").where(id.eq(1L)).execute();
-                        case "insertInto" -> outer.insertInto(t).set(id, 4L).set(noteField, "outer, via inner").execute();
+                        case "dsl" ->
+                            outer.dsl().execute("UPDATE " + table + " SET note = 'outer, via inner' WHERE id = 1");
+                        case "update" ->
+                            outer.update(t)
+                                    .set(noteField, "outer, via inner")
+                                    .where(id.eq(1L))
+                                    .execute();
+                        case "insertInto" ->
+                            outer.insertInto(t)
+                                    .set(id, 4L)
+                                    .set(noteField, "outer, via inner")
+                                    .execute();
                         default -> outer.deleteFrom(t).where(id.eq(1L)).execute();
                     }
                 }));
@@ -380,18 +425,26 @@ class WorkCannotEscapeTheWritersTransactionIT {
             writer.run(t5, ctx -> {
                 kept.set(ctx.connection());
                 keptContext.set(ctx);
-                Throwable fromOtherThread = other.submit(() -> catchThrowable(
-                        () -> update(ctx.connection(), table, 1, "from another thread", 5))).get();
-                assertThat(fromOtherThread).as("connection() from another thread").isInstanceOf(SQLException.class);
+                Throwable fromOtherThread = other.submit(() ->
+                                catchThrowable(() -> update(ctx.connection(), table, 1, "from another thread", 5)))
+                        .get();
+                assertThat(fromOtherThread)
+                        .as("connection() from another thread")
+                        .isInstanceOf(SQLException.class);
                 Throwable dslFromOtherThread = other.submit(() -> catchThrowable(() -> ctx.dsl()
-                        .execute("UPDATE " + table + " SET note = 'dsl from another thread' WHERE id = 1"))).get();
+                                .execute("UPDATE " + table + " SET note = 'dsl from another thread' WHERE id = 1")))
+                        .get();
                 assertThat(dslFromOtherThread).as("dsl() from another thread").isNotNull();
             });
             assertThat(catchThrowable(() -> update(kept.get(), table, 1, "after the work", 5)))
-                    .as("connection() kept after the work").isInstanceOf(SQLException.class);
-            assertThat(catchThrowable(() -> keptContext.get().dsl()
-                    .execute("UPDATE " + table + " SET note = 'dsl after the work' WHERE id = 1")))
-                    .as("dsl() kept after the work").isNotNull();
+                    .as("connection() kept after the work")
+                    .isInstanceOf(SQLException.class);
+            assertThat(catchThrowable(() -> keptContext
+                            .get()
+                            .dsl()
+                            .execute("UPDATE " + table + " SET note = 'dsl after the work' WHERE id = 1")))
+                    .as("dsl() kept after the work")
+                    .isNotNull();
         }
         assertThat(note(table, 1)).isEqualTo("initial");
     }
@@ -404,9 +457,11 @@ class WorkCannotEscapeTheWritersTransactionIT {
         try (HikariDataSource pool = pool("leader-a")) {
             FencedWriter writer = FencedWriter.create(pool, FencedWriterConfig.defaults());
             writer.run(t5, ctx -> kept.set(ctx.connection().createStatement()));
-            assertThat(catchThrowable(() -> kept.get().executeUpdate(
-                    "UPDATE " + table + " SET note = 'kept statement', fencing_term = 5 WHERE id = 1")))
-                    .as("a Statement kept after the work").isInstanceOf(SQLException.class);
+            assertThat(catchThrowable(() -> kept.get()
+                            .executeUpdate(
+                                    "UPDATE " + table + " SET note = 'kept statement', fencing_term = 5 WHERE id = 1")))
+                    .as("a Statement kept after the work")
+                    .isInstanceOf(SQLException.class);
         }
         assertThat(note(table, 1)).isEqualTo("initial");
     }
@@ -427,7 +482,8 @@ class WorkCannotEscapeTheWritersTransactionIT {
             writer.run(t5, ctx -> raw.set(ctx.connection().unwrap(Connection.class)));
             advance(resource, 6);
             Throwable late = catchThrowable(() -> update(raw.get(), table, 1, "escaped raw, term 5 after 6", 5));
-            assertThat(late).as("a write on the escaped connection of a term-5 transaction after the advance to 6")
+            assertThat(late)
+                    .as("a write on the escaped connection of a term-5 transaction after the advance to 6")
                     .isNotNull();
         }
         assertThat(note(table, 1)).isEqualTo("initial");
@@ -442,9 +498,17 @@ class WorkCannotEscapeTheWritersTransactionIT {
      * nothing and is audited once.
      */
     @ParameterizedTest(name = "{0}")
-    @ValueSource(strings = {"SELECT pg_advisory_unlock_all()", "RESET ALL", "DISCARD ALL",
-        "SET fencing.term = '5'", "SET SESSION AUTHORIZATION DEFAULT", "SET ROLE fencing_app", "RESET ROLE",
-        "SELECT set_config('fencing.resource', '', false)"})
+    @ValueSource(
+            strings = {
+                "SELECT pg_advisory_unlock_all()",
+                "RESET ALL",
+                "DISCARD ALL",
+                "SET fencing.term = '5'",
+                "SET SESSION AUTHORIZATION DEFAULT",
+                "SET ROLE fencing_app",
+                "RESET ROLE",
+                "SELECT set_config('fencing.resource', '', false)"
+            })
     void sessionCommandsThroughTheConnectionCannotKeepADeposedTermWriting(String command) throws Exception {
         String table = table("session_cmd");
         String resource = resourceOf(table);
@@ -457,13 +521,15 @@ class WorkCannotEscapeTheWritersTransactionIT {
                 execute(ctx.connection(), command);
             }));
             advance(resource, 6);
-            Throwable late = catchThrowable(() -> writer.run(t5,
-                    ctx -> update(ctx.connection(), table, 1, "term 5 after 6", 5)));
+            Throwable late = catchThrowable(
+                    () -> writer.run(t5, ctx -> update(ctx.connection(), table, 1, "term 5 after 6", 5)));
             assertThat(late).as("term 5 after 6, after %s", command).isInstanceOf(StaleTermException.class);
             assertThat(((StaleTermException) late).audited()).isTrue();
         }
         assertThat(note(table, 1)).isEqualTo("initial");
-        assertThat(audits(resource, 5)).as("audit rows of the rejected term-5 transaction").isEqualTo(1);
+        assertThat(audits(resource, 5))
+                .as("audit rows of the rejected term-5 transaction")
+                .isEqualTo(1);
     }
 
     // ---- ending the transaction by other routes: PREPARE, jOOQ, procedures ----------------------------------
@@ -492,8 +558,9 @@ class WorkCannotEscapeTheWritersTransactionIT {
             AdversaryRole.rollbackPreparedTransactions(db);
         }
         assertThat(note(table, 1)).isEqualTo("initial");
-        assertThat(failed).as("the writer's outcome for work that left its transaction prepared (%s prepared)",
-                leftPrepared).isInstanceOf(IllegalStateException.class);
+        assertThat(failed)
+                .as("the writer's outcome for work that left its transaction prepared (%s prepared)", leftPrepared)
+                .isInstanceOf(IllegalStateException.class);
     }
 
     /**
@@ -521,18 +588,22 @@ class WorkCannotEscapeTheWritersTransactionIT {
                     case "commit-and-chain" -> ctx.dsl().connection(raw -> execute(raw, "COMMIT AND CHAIN"));
                     default -> ctx.dsl().connection(Connection::commit);
                 }
-                ctx.dsl().execute("SELECT 1");      // goes on in whatever transaction the connection is in now
+                ctx.dsl().execute("SELECT 1"); // goes on in whatever transaction the connection is in now
                 // A write there has no term; the work undoes the failure, so the new transaction is healthy at COMMIT.
                 ctx.dsl().execute("SAVEPOINT after_end");
                 afterEnd.set(catchThrowable(() -> ctx.dsl().execute(after)));
                 ctx.dsl().execute("ROLLBACK TO SAVEPOINT after_end");
             }));
         }
-        assertThat(sqlState(afterEnd.get())).as("the work's write in the new transaction: %s", afterEnd.get())
+        assertThat(sqlState(afterEnd.get()))
+                .as("the work's write in the new transaction: %s", afterEnd.get())
                 .isEqualTo("FL002");
-        assertThat(failed).as("the writer's outcome").isInstanceOf(IllegalStateException.class)
+        assertThat(failed)
+                .as("the writer's outcome")
+                .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("ended the writer's transaction");
-        assertThat(note(table, 1)).as("committed by the work itself, before the writer's COMMIT")
+        assertThat(note(table, 1))
+                .as("committed by the work itself, before the writer's COMMIT")
                 .isEqualTo("before the end");
         assertThat(note(table, 2)).as("written in the new transaction").isEqualTo("initial");
     }
@@ -576,12 +647,15 @@ class WorkCannotEscapeTheWritersTransactionIT {
     void procedureOrDoBlockThatCommitsCannotEndTheWritersTransaction(String route) {
         String table = table("server_commit_" + route.toLowerCase());
         String procedure = table + "_commit";
-        Fixtures.sql(db, "CREATE PROCEDURE public." + procedure + "() LANGUAGE plpgsql AS $$ BEGIN COMMIT; END $$",
+        Fixtures.sql(
+                db,
+                "CREATE PROCEDURE public." + procedure + "() LANGUAGE plpgsql AS $$ BEGIN COMMIT; END $$",
                 "GRANT EXECUTE ON PROCEDURE public." + procedure + "() TO PUBLIC");
         Throwable failed = runAtTermFive(table, ctx -> {
             update(ctx.connection(), table, 1, "written before the " + route, 5);
-            execute(ctx.connection(), route.equals("CALL") ? "CALL public." + procedure + "()"
-                    : "DO $$ BEGIN COMMIT; END $$");
+            execute(
+                    ctx.connection(),
+                    route.equals("CALL") ? "CALL public." + procedure + "()" : "DO $$ BEGIN COMMIT; END $$");
         });
         assertThat(sqlState(failed)).as("%s", failed).isEqualTo("2D000");
         assertThat(note(table, 1)).isEqualTo("initial");

@@ -51,23 +51,32 @@ abstract class WriterStatementsContract {
     @Test
     void beginWriteSetsTheTransactionsSettingsAndReturnsTheMarkAndTheSessionKeepsNoneOfThem() throws Exception {
         try (Connection c = app.connect("begin-write-settings")) {
-            execute(c, "SET statement_timeout = '42s'", "SET lock_timeout = '43s'",
-                    "SET idle_in_transaction_session_timeout = '44s'", "SET fencing.term = '99'",
+            execute(
+                    c,
+                    "SET statement_timeout = '42s'",
+                    "SET lock_timeout = '43s'",
+                    "SET idle_in_transaction_session_timeout = '44s'",
+                    "SET fencing.term = '99'",
                     "SET fencing.break_glass = 'left behind'");
             c.setAutoCommit(false);
             assertThat(query(c, BEGIN_WRITE)).isEqualTo("4");
-            assertThat(query(c, "SELECT concat_ws(' ', current_setting('statement_timeout'),"
-                    + " current_setting('lock_timeout'), current_setting('idle_in_transaction_session_timeout'),"
-                    + " current_setting('fencing.term'), current_setting('fencing.resource'),"
-                    + " current_setting('fencing.leader_id'), '[' || current_setting('fencing.break_glass') || ']')"))
+            assertThat(
+                            query(
+                                    c,
+                                    "SELECT concat_ws(' ', current_setting('statement_timeout'),"
+                                            + " current_setting('lock_timeout'), current_setting('idle_in_transaction_session_timeout'),"
+                                            + " current_setting('fencing.term'), current_setting('fencing.resource'),"
+                                            + " current_setting('fencing.leader_id'), '[' || current_setting('fencing.break_glass') || ']')"))
                     .isEqualTo("1500ms 700ms 9s 4 ws leader-4 []");
             execute(c, "UPDATE ws_ledger SET note = 'written' WHERE id = 1");
             execute(c, "SELECT fencing.check_writers_transaction()");
             c.commit();
             c.setAutoCommit(true);
-            assertThat(query(c, "SELECT concat_ws(' ', current_setting('statement_timeout'),"
-                    + " current_setting('lock_timeout'), current_setting('idle_in_transaction_session_timeout'),"
-                    + " current_setting('fencing.term'), current_setting('fencing.break_glass'))"))
+            assertThat(query(
+                            c,
+                            "SELECT concat_ws(' ', current_setting('statement_timeout'),"
+                                    + " current_setting('lock_timeout'), current_setting('idle_in_transaction_session_timeout'),"
+                                    + " current_setting('fencing.term'), current_setting('fencing.break_glass'))"))
                     .isEqualTo("42s 43s 44s 99 left behind");
         }
         assertThat(Fixtures.text(db, "SELECT note FROM ws_ledger WHERE id = 1")).isEqualTo("written");
@@ -88,7 +97,8 @@ abstract class WriterStatementsContract {
     void beginWriteReturnsNullForAResourceThatIsNotRegistered() throws Exception {
         try (Connection c = app.connect("begin-write-unknown")) {
             c.setAutoCommit(false);
-            assertThat(query(c, "SELECT fencing.begin_write('no-such-resource', 1, NULL, 0, 0, 0)")).isNull();
+            assertThat(query(c, "SELECT fencing.begin_write('no-such-resource', 1, NULL, 0, 0, 0)"))
+                    .isNull();
             c.rollback();
         }
     }
@@ -154,7 +164,8 @@ abstract class WriterStatementsContract {
 
     @Test
     void anotherSessionsBeginWriteDoesNotCountForThisTransaction() throws Exception {
-        try (Connection writer = app.connect("check-other-writer"); Connection other = app.connect("check-other")) {
+        try (Connection writer = app.connect("check-other-writer");
+                Connection other = app.connect("check-other")) {
             writer.setAutoCommit(false);
             other.setAutoCommit(false);
             query(writer, BEGIN_WRITE);

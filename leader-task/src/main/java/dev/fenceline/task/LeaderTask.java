@@ -60,9 +60,10 @@ public final class LeaderTask implements AutoCloseable {
     private final LeaderElection election;
     private final ElectionSession session;
     /** Undoes {@link ElectionSession#closeFirst} once this task has closed on its own. */
-    private volatile Runnable unregisterFromSession = () -> { };
+    private volatile Runnable unregisterFromSession = () -> {};
     /** Set when a failure that waiting cannot fix stopped the task: what and how to fix it. */
     private volatile String failure;
+
     private final FencedWriter writer;
     private final String resource;
     private final TaskWork<Object> work;
@@ -88,6 +89,7 @@ public final class LeaderTask implements AutoCloseable {
     private volatile long lastTerm;
     /** The leadership this task last resigned: never run with it again, whatever the election still reports. */
     private volatile TaskDecision.Tenure resigned = TaskDecision.Tenure.NONE;
+
     private volatile RunResult lastRun;
 
     @SuppressWarnings("unchecked")
@@ -117,8 +119,8 @@ public final class LeaderTask implements AutoCloseable {
      *                 unless {@link LeaderTaskConfig#electionName()} is set
      * @param work     what each run does
      */
-    public static <P> Builder<P> builder(ElectionSession session, FencedWriter writer, String resource,
-                                        TaskWork<P> work) {
+    public static <P> Builder<P> builder(
+            ElectionSession session, FencedWriter writer, String resource, TaskWork<P> work) {
         return new Builder<>(session, writer, resource, work);
     }
 
@@ -192,8 +194,10 @@ public final class LeaderTask implements AutoCloseable {
                 lock.unlock();
             }
             if (inRun) {
-                log.warn("task {}: the current run did not finish within handoverTimeout {} ms; interrupting it",
-                        resource, config.handoverTimeout().toMillis());
+                log.warn(
+                        "task {}: the current run did not finish within handoverTimeout {} ms; interrupting it",
+                        resource,
+                        config.handoverTimeout().toMillis());
                 thread.interrupt();
             }
             thread.join(resignBound().toMillis() + config.handoverTimeout().toMillis());
@@ -213,10 +217,20 @@ public final class LeaderTask implements AutoCloseable {
         boolean valid = l != null && l.isValidNow();
         TaskPhase p = phase;
         if (stopping && p != TaskPhase.STOPPED && p != TaskPhase.FAILED && p != TaskPhase.NEW) {
-            p = TaskPhase.STOPPING;        // close() was called: the task thread is finishing the run and resigning
+            p = TaskPhase.STOPPING; // close() was called: the task thread is finishing the run and resigning
         }
-        return new TaskHealth(resource, election.electionName(), election.candidateId(), p, election.state(),
-                l != null ? l.term() : lastTerm, valid, lastRun, committed.get(), rejected.get(), failure,
+        return new TaskHealth(
+                resource,
+                election.electionName(),
+                election.candidateId(),
+                p,
+                election.state(),
+                l != null ? l.term() : lastTerm,
+                valid,
+                lastRun,
+                committed.get(),
+                rejected.get(),
+                failure,
                 election.observedLeader().orElse(null));
     }
 
@@ -253,14 +267,23 @@ public final class LeaderTask implements AutoCloseable {
             setPhase(TaskPhase.CAMPAIGNING, 0, "campaigning in election '" + election.electionName() + "'");
             TaskDecision.Tenure checked = TaskDecision.Tenure.NONE;
             long nextRunAt = nanoClock.getAsLong();
-            long maxWait = Math.max(TimeUnit.MILLISECONDS.toNanos(10),
+            long maxWait = Math.max(
+                    TimeUnit.MILLISECONDS.toNanos(10),
                     Math.min(config.idleInterval().toNanos(), TimeUnit.SECONDS.toNanos(1)));
             while (true) {
                 Leadership l = election.leadership().orElse(null);
                 long now = nanoClock.getAsLong();
                 TaskDecision.Tenure held = TaskDecision.Tenure.of(l);
-                TaskDecision.Action a = TaskDecision.next(new TaskDecision.Facts(stopping, election.state(), held,
-                        l != null && l.isValidNow(), checked, resigned, nextRunAt, now, maxWait));
+                TaskDecision.Action a = TaskDecision.next(new TaskDecision.Facts(
+                        stopping,
+                        election.state(),
+                        held,
+                        l != null && l.isValidNow(),
+                        checked,
+                        resigned,
+                        nextRunAt,
+                        now,
+                        maxWait));
                 if (a instanceof TaskDecision.Stop) {
                     return;
                 } else if (a instanceof TaskDecision.Wait w) {
@@ -272,14 +295,17 @@ public final class LeaderTask implements AutoCloseable {
                 } else if (a instanceof TaskDecision.Run r) {
                     RunResult result = runOnce(l);
                     if (result == null) {
-                        continue;       // validity ended or close() came between plan and run: nothing happened
+                        continue; // validity ended or close() came between plan and run: nothing happened
                     }
                     if (result.error() != null && failedForGood(result.error())) {
                         return;
                     }
                     Boolean deposed = result.error() instanceof CommitOutcomeUnknownException u ? u.deposed() : null;
-                    TaskDecision.AfterRun after = TaskDecision.afterRun(result.outcome(), deposed,
-                            config.interval().toNanos(), config.idleInterval().toNanos(),
+                    TaskDecision.AfterRun after = TaskDecision.afterRun(
+                            result.outcome(),
+                            deposed,
+                            config.interval().toNanos(),
+                            config.idleInterval().toNanos(),
                             config.failureBackoff().toNanos());
                     nextRunAt = nanoClock.getAsLong() + after.delayNanos();
                     if (after.recheckTerm()) {
@@ -324,7 +350,9 @@ public final class LeaderTask implements AutoCloseable {
                 }
                 raiseFloor(-1);
                 if (warmUpFailure != null) {
-                    log.warn("task {}: warm-up failed, the first run will pay its costs: {}", resource,
+                    log.warn(
+                            "task {}: warm-up failed, the first run will pay its costs: {}",
+                            resource,
                             warmUpFailure.toString());
                 }
                 return true;
@@ -333,8 +361,11 @@ public final class LeaderTask implements AutoCloseable {
                     return false;
                 }
                 if (attempt == 1 || attempt % 10 == 0) {
-                    log.warn("task {}: cannot reach etcd or the database yet (attempt {}): {}; retrying", resource,
-                            attempt, e.toString());
+                    log.warn(
+                            "task {}: cannot reach etcd or the database yet (attempt {}): {}; retrying",
+                            resource,
+                            attempt,
+                            e.toString());
                 }
                 await(config.startRetryInterval().toNanos());
             }
@@ -346,8 +377,12 @@ public final class LeaderTask implements AutoCloseable {
     private void raiseFloor(long knownMark) {
         TermFloor.Raised r = termFloor.raise(admin, knownMark);
         if (r != null) {
-            log.info("task {}: election term {} is not above the database mark {}: term floor raised to {}", resource,
-                    r.electionTerm(), r.databaseMark(), r.floorInForce());
+            log.info(
+                    "task {}: election term {} is not above the database mark {}: term floor raised to {}",
+                    resource,
+                    r.electionTerm(),
+                    r.databaseMark(),
+                    r.floorInForce());
             metrics.floorRaised();
             tell(t -> t.onTermFloorRaised(r.databaseMark(), r.electionTerm(), r.floorInForce()));
         }
@@ -374,8 +409,12 @@ public final class LeaderTask implements AutoCloseable {
         if (termFloor.usable(l.term(), mark)) {
             return true;
         }
-        log.warn("task {} won term {} but the database mark is {}: the coordinator lost its history; raising the"
-                + " term floor and resigning", resource, l.term(), mark);
+        log.warn(
+                "task {} won term {} but the database mark is {}: the coordinator lost its history; raising the"
+                        + " term floor and resigning",
+                resource,
+                l.term(),
+                mark);
         raiseFloorQuietly(mark);
         resign(l, "term " + l.term() + " is not above the database mark " + mark);
         return false;
@@ -404,10 +443,10 @@ public final class LeaderTask implements AutoCloseable {
             return finish(new RunResult(RunOutcome.FAILED, l.term(), runNumber, null, 0, since(t0), e, Instant.now()));
         }
         if (plan == null) {
-            return finish(new RunResult(RunOutcome.NOTHING_TO_DO, l.term(), runNumber, null, 0, since(t0), null,
-                    Instant.now()));
+            return finish(new RunResult(
+                    RunOutcome.NOTHING_TO_DO, l.term(), runNumber, null, 0, since(t0), null, Instant.now()));
         }
-        if (stopping || !l.isValidNow()) {          // fail closed: re-check right before the transaction
+        if (stopping || !l.isValidNow()) { // fail closed: re-check right before the transaction
             return null;
         }
         FencingToken token = FencingToken.of(resource, l.term(), election.candidateId());
@@ -419,7 +458,8 @@ public final class LeaderTask implements AutoCloseable {
         Throwable error = null;
         try {
             WriteDescription d = work.describe(plan);
-            units = d == null ? writer.transaction(token, c -> work.run(c, plan))
+            units = d == null
+                    ? writer.transaction(token, c -> work.run(c, plan))
                     : writer.transaction(token, d, c -> work.run(c, plan));
             outcome = units > 0 ? RunOutcome.COMMITTED : RunOutcome.NOTHING_TO_DO;
         } catch (RuntimeException e) {
@@ -435,7 +475,11 @@ public final class LeaderTask implements AutoCloseable {
             }
         }
         if (outcome == RunOutcome.REJECTED_STALE) {
-            log.warn("task {} term {}: run {} REJECTED by PostgreSQL: {}", resource, l.term(), runNumber,
+            log.warn(
+                    "task {} term {}: run {} REJECTED by PostgreSQL: {}",
+                    resource,
+                    l.term(),
+                    runNumber,
                     error.getMessage());
         } else if (error != null) {
             log.warn("task {} term {}: run {} {}: {}", resource, l.term(), runNumber, outcome, error.toString());
@@ -630,7 +674,7 @@ public final class LeaderTask implements AutoCloseable {
             this.session = Objects.requireNonNull(session, "session");
             this.writer = Objects.requireNonNull(writer, "writer");
             this.work = Objects.requireNonNull(work, "work");
-            FencingToken.of(resource, 1);     // validates the resource name (IllegalArgumentException naming it)
+            FencingToken.of(resource, 1); // validates the resource name (IllegalArgumentException naming it)
             this.resource = resource;
         }
 
@@ -663,7 +707,8 @@ public final class LeaderTask implements AutoCloseable {
          *                                  election name
          */
         public LeaderTask build() {
-            if (config.electionName() == null && !LeaderTaskConfig.ELECTION_NAME.matcher(resource).matches()) {
+            if (config.electionName() == null
+                    && !LeaderTaskConfig.ELECTION_NAME.matcher(resource).matches()) {
                 throw new IllegalArgumentException("electionName must be set when the resource name is not a valid"
                         + " election name ([A-Za-z0-9._-]{1,128}); resource was '" + resource + "'");
             }

@@ -17,6 +17,7 @@ public final class LeaderTaskConfig {
     static final Pattern ELECTION_NAME = Pattern.compile("[A-Za-z0-9._-]{1,128}");
     /** Same limit as the fencing token's leader id. */
     static final int MAX_CANDIDATE_ID = 200;
+
     static final Duration MAX_DURATION = Duration.ofHours(1);
 
     private final String electionName;
@@ -153,14 +154,13 @@ public final class LeaderTaskConfig {
         private boolean warmUp = true;
         private MeterRegistry meterRegistry = Metrics.globalRegistry;
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /** @param electionName {@code [A-Za-z0-9._-]{1,128}}, or null for the resource's name */
         public Builder electionName(String electionName) {
             if (electionName != null && !ELECTION_NAME.matcher(electionName).matches()) {
-                throw new IllegalArgumentException("electionName must be 1 to 128 characters of [A-Za-z0-9._-], was "
-                        + quote(electionName));
+                throw new IllegalArgumentException(
+                        "electionName must be 1 to 128 characters of [A-Za-z0-9._-], was " + quote(electionName));
             }
             this.electionName = electionName;
             return this;
@@ -170,8 +170,8 @@ public final class LeaderTaskConfig {
         public Builder candidateId(String candidateId) {
             if (candidateId == null || candidateId.isBlank() || candidateId.length() > MAX_CANDIDATE_ID) {
                 throw new IllegalArgumentException("candidateId must be 1 to " + MAX_CANDIDATE_ID
-                        + " non-blank characters, was " + (candidateId == null ? "null"
-                        : candidateId.length() + " characters " + quote(candidateId)));
+                        + " non-blank characters, was "
+                        + (candidateId == null ? "null" : candidateId.length() + " characters " + quote(candidateId)));
             }
             this.candidateId = candidateId;
             return this;
@@ -181,7 +181,8 @@ public final class LeaderTaskConfig {
             Objects.requireNonNull(metadata, "metadata");
             metadata.forEach((k, v) -> {
                 if (k == null || v == null) {
-                    throw new IllegalArgumentException("metadata must not contain null keys or values, was " + metadata);
+                    throw new IllegalArgumentException(
+                            "metadata must not contain null keys or values, was " + metadata);
                 }
             });
             this.metadata.clear();
@@ -213,8 +214,8 @@ public final class LeaderTaskConfig {
         public Builder startRetryInterval(Duration startRetryInterval) {
             Duration d = checkDuration("startRetryInterval", startRetryInterval);
             if (d.compareTo(Duration.ofMillis(10)) < 0) {
-                throw new IllegalArgumentException("startRetryInterval must be between 10 ms and 1 h, was "
-                        + d.toMillis() + " ms");
+                throw new IllegalArgumentException(
+                        "startRetryInterval must be between 10 ms and 1 h, was " + d.toMillis() + " ms");
             }
             this.startRetryInterval = d;
             return this;
@@ -240,8 +241,8 @@ public final class LeaderTaskConfig {
 
         private static Duration checkDuration(String name, Duration d) {
             if (d == null || d.isNegative() || d.compareTo(MAX_DURATION) > 0) {
-                throw new IllegalArgumentException(name + " must be between 0 ms and 1 h, was "
-                        + (d == null ? "null" : d.toMillis() + " ms"));
+                throw new IllegalArgumentException(
+                        name + " must be between 0 ms and 1 h, was " + (d == null ? "null" : d.toMillis() + " ms"));
             }
             return d;
         }

@@ -15,6 +15,12 @@ import java.time.Instant;
  * @param error      the exception for REJECTED_STALE, FAILED and COMMIT_UNKNOWN, else null
  * @param finishedAt wall clock at the end (informational)
  */
-public record RunResult(RunOutcome outcome, long term, long runNumber, Object plan, long units, Duration duration,
-                        Throwable error, Instant finishedAt) {
-}
+public record RunResult(
+        RunOutcome outcome,
+        long term,
+        long runNumber,
+        Object plan,
+        long units,
+        Duration duration,
+        Throwable error,
+        Instant finishedAt) {}

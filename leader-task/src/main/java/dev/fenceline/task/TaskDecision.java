@@ -13,8 +13,7 @@ import java.util.List;
  * carries the result out.
  */
 final class TaskDecision {
-    private TaskDecision() {
-    }
+    private TaskDecision() {}
 
     /**
      * One won leadership: its term and the lease it was won on. A term number alone does not name a leadership: a
@@ -43,31 +42,34 @@ final class TaskDecision {
      * @param nowNanos        the monotonic clock now
      * @param maxWaitNanos    longest wait before looking again without being woken
      */
-    record Facts(boolean stopping, LeadershipState state, Tenure held, boolean valid, Tenure checked,
-                 Tenure resigned, long nextRunAtNanos, long nowNanos, long maxWaitNanos) {
+    record Facts(
+            boolean stopping,
+            LeadershipState state,
+            Tenure held,
+            boolean valid,
+            Tenure checked,
+            Tenure resigned,
+            long nextRunAtNanos,
+            long nowNanos,
+            long maxWaitNanos) {
         long term() {
             return held.term();
         }
     }
 
-    sealed interface Action {
-    }
+    sealed interface Action {}
 
     /** close() was called: no new run; hand over. */
-    record Stop() implements Action {
-    }
+    record Stop() implements Action {}
 
     /** No run now: be in {@code phase}, look again after {@code nanos} or when woken. */
-    record Wait(TaskPhase phase, long nanos, String why) implements Action {
-    }
+    record Wait(TaskPhase phase, long nanos, String why) implements Action {}
 
     /** A term not compared with the database yet: read the mark before its first run. */
-    record CheckTerm(long term) implements Action {
-    }
+    record CheckTerm(long term) implements Action {}
 
     /** Run the work once at {@code term}. */
-    record Run(long term) implements Action {
-    }
+    record Run(long term) implements Action {}
 
     static Action next(Facts f) {
         if (f.stopping()) {
@@ -81,8 +83,11 @@ final class TaskDecision {
         }
         if (f.state() != LeadershipState.LEADER || !f.valid()) {
             // SUSPECT, or LEADER whose deadline passed before the election noticed: no new run (fail closed)
-            return new Wait(TaskPhase.SUSPECT, f.maxWaitNanos(), "term " + f.term() + " not provably held ("
-                    + f.state() + (f.valid() ? "" : ", validity over") + ")");
+            return new Wait(
+                    TaskPhase.SUSPECT,
+                    f.maxWaitNanos(),
+                    "term " + f.term() + " not provably held (" + f.state() + (f.valid() ? "" : ", validity over")
+                            + ")");
         }
         if (!f.held().equals(f.checked())) {
             return new CheckTerm(f.term());
@@ -106,8 +111,8 @@ final class TaskDecision {
         long now = 1_000;
         List<Object> decided = new ArrayList<>();
         decided.add(next(new Facts(true, LeadershipState.LEADER, won, true, won, earlier, now, now, 1)));
-        decided.add(next(new Facts(false, LeadershipState.CANDIDATE, Tenure.NONE, false, Tenure.NONE, Tenure.NONE,
-                now, now, 1)));
+        decided.add(next(new Facts(
+                false, LeadershipState.CANDIDATE, Tenure.NONE, false, Tenure.NONE, Tenure.NONE, now, now, 1)));
         decided.add(next(new Facts(false, LeadershipState.LEADER, won, true, Tenure.NONE, won, now, now, 1)));
         decided.add(next(new Facts(false, LeadershipState.SUSPECT, won, true, won, earlier, now, now, 1)));
         decided.add(next(new Facts(false, LeadershipState.LEADER, won, true, Tenure.NONE, earlier, now, now, 1)));
@@ -159,21 +164,21 @@ final class TaskDecision {
      * @param resign      give the term up (PostgreSQL holds a higher one)
      * @param recheckTerm compare the term with the database's mark again before the next run
      */
-    record AfterRun(long delayNanos, boolean resign, boolean recheckTerm) {
-    }
+    record AfterRun(long delayNanos, boolean resign, boolean recheckTerm) {}
 
     /**
      * @param deposed for COMMIT_UNKNOWN: the writer's re-check found a higher term accepted (null: unknown)
      */
-    static AfterRun afterRun(RunOutcome outcome, Boolean deposed, long intervalNanos, long idleNanos,
-                             long backoffNanos) {
+    static AfterRun afterRun(
+            RunOutcome outcome, Boolean deposed, long intervalNanos, long idleNanos, long backoffNanos) {
         return switch (outcome) {
             case COMMITTED -> new AfterRun(intervalNanos, false, false);
             case NOTHING_TO_DO -> new AfterRun(idleNanos, false, false);
             case REJECTED_STALE -> new AfterRun(idleNanos, true, true);
-            case COMMIT_UNKNOWN -> Boolean.TRUE.equals(deposed)
-                    ? new AfterRun(idleNanos, true, true)
-                    : new AfterRun(backoffNanos, false, true);
+            case COMMIT_UNKNOWN ->
+                Boolean.TRUE.equals(deposed)
+                        ? new AfterRun(idleNanos, true, true)
+                        : new AfterRun(backoffNanos, false, true);
             case FAILED -> new AfterRun(backoffNanos, false, true);
         };
     }

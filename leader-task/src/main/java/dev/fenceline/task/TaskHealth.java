@@ -20,9 +20,19 @@ import dev.fenceline.election.LeadershipState;
  * @param observedLeader who leads the task's election (this task or another), as its handle last read it; null when
  *                       no leader was there ({@link dev.fenceline.election.LeaderElection#observedLeader()})
  */
-public record TaskHealth(String resource, String electionName, String candidateId, TaskPhase phase,
-                         LeadershipState electionState, long term, boolean valid, RunResult lastRun, long runsCommitted,
-                         long runsRejected, String failure, LeaderRecord observedLeader) {
+public record TaskHealth(
+        String resource,
+        String electionName,
+        String candidateId,
+        TaskPhase phase,
+        LeadershipState electionState,
+        long term,
+        boolean valid,
+        RunResult lastRun,
+        long runsCommitted,
+        long runsRejected,
+        String failure,
+        LeaderRecord observedLeader) {
     /** Up unless stopping, stopped or failed: a follower is healthy. */
     public boolean up() {
         return phase != TaskPhase.STOPPING && phase != TaskPhase.STOPPED && phase != TaskPhase.FAILED;

@@ -8,21 +8,17 @@ package dev.fenceline.task;
  */
 public interface TaskListener {
     /** The task moved from {@code previous} to {@code phase}; {@code term} is the term concerned or 0. */
-    default void onPhaseChange(TaskPhase previous, TaskPhase phase, long term, String reason) {
-    }
+    default void onPhaseChange(TaskPhase previous, TaskPhase phase, long term, String reason) {}
 
     /** A plan was made and its fenced transaction is about to begin at {@code run.term()}. */
-    default void onRunStarting(RunContext run, Object plan) {
-    }
+    default void onRunStarting(RunContext run, Object plan) {}
 
     /** A run ended (every outcome, including NOTHING_TO_DO). */
-    default void onRunFinished(RunResult result) {
-    }
+    default void onRunFinished(RunResult result) {}
 
     /**
      * The election's term counter was not above the database's mark (etcd rebuilt from nothing, or a term refused by
      * PostgreSQL): the term floor was raised to {@code floor} so the next campaign wins a term PostgreSQL accepts.
      */
-    default void onTermFloorRaised(long databaseMark, long electionTerm, long floor) {
-    }
+    default void onTermFloorRaised(long databaseMark, long electionTerm, long floor) {}
 }

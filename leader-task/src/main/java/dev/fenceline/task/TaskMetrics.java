@@ -30,21 +30,41 @@ final class TaskMetrics {
         this.registry = registry;
         Tags tags = Tags.of("resource", resource, "election", election);
         for (RunOutcome o : RunOutcome.values()) {
-            runs.put(o, add(Counter.builder("fenceline.task.runs").tags(tags).tag("outcome", o.name())
-                    .description("Runs of the leader task by outcome").register(registry)));
-            durations.put(o, add(Timer.builder("fenceline.task.run.duration").tags(tags).tag("outcome", o.name())
-                    .description("Plan plus fenced transaction of one run").register(registry)));
+            runs.put(
+                    o,
+                    add(Counter.builder("fenceline.task.runs")
+                            .tags(tags)
+                            .tag("outcome", o.name())
+                            .description("Runs of the leader task by outcome")
+                            .register(registry)));
+            durations.put(
+                    o,
+                    add(Timer.builder("fenceline.task.run.duration")
+                            .tags(tags)
+                            .tag("outcome", o.name())
+                            .description("Plan plus fenced transaction of one run")
+                            .register(registry)));
         }
-        units = add(Counter.builder("fenceline.task.units").tags(tags)
-                .description("Units of work committed (what TaskWork.run returned)").register(registry));
-        resigns = add(Counter.builder("fenceline.task.resigns").tags(tags)
-                .description("Terms resigned because PostgreSQL refused them").register(registry));
-        floors = add(Counter.builder("fenceline.task.term.floor.raised").tags(tags)
-                .description("Times the election's term floor was raised above the database mark").register(registry));
-        add(Gauge.builder("fenceline.task.leading", task, t -> t.leadingNow() ? 1 : 0).tags(tags)
-                .description("1 while this task leads with a valid leadership").register(registry));
-        add(Gauge.builder("fenceline.task.term", task, LeaderTask::termNow).tags(tags)
-                .description("The term of the current or last leadership").register(registry));
+        units = add(Counter.builder("fenceline.task.units")
+                .tags(tags)
+                .description("Units of work committed (what TaskWork.run returned)")
+                .register(registry));
+        resigns = add(Counter.builder("fenceline.task.resigns")
+                .tags(tags)
+                .description("Terms resigned because PostgreSQL refused them")
+                .register(registry));
+        floors = add(Counter.builder("fenceline.task.term.floor.raised")
+                .tags(tags)
+                .description("Times the election's term floor was raised above the database mark")
+                .register(registry));
+        add(Gauge.builder("fenceline.task.leading", task, t -> t.leadingNow() ? 1 : 0)
+                .tags(tags)
+                .description("1 while this task leads with a valid leadership")
+                .register(registry));
+        add(Gauge.builder("fenceline.task.term", task, LeaderTask::termNow)
+                .tags(tags)
+                .description("The term of the current or last leadership")
+                .register(registry));
     }
 
     private <M extends Meter> M add(M m) {

@@ -16,8 +16,7 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 final class TermFloor {
     /** A floor raised: the mark read, the election's term then, and the floor now in force. */
-    record Raised(long databaseMark, long electionTerm, long floorInForce) {
-    }
+    record Raised(long databaseMark, long electionTerm, long floorInForce) {}
 
     private final FencedWriter writer;
     private final String resource;

@@ -6,42 +6,53 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.time.Duration;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
-import org.junit.jupiter.api.Test;
 
 /** Bad settings fail where they enter, naming property, limit and value, and change nothing. */
 class LeaderTaskConfigTest {
     static Stream<Arguments> badInput() {
         return Stream.of(
-                Arguments.of((Consumer<LeaderTaskConfig.Builder>) b -> b.interval(Duration.ofMillis(-5)),
+                Arguments.of(
+                        (Consumer<LeaderTaskConfig.Builder>) b -> b.interval(Duration.ofMillis(-5)),
                         "interval must be between 0 ms and 1 h, was -5 ms"),
-                Arguments.of((Consumer<LeaderTaskConfig.Builder>) b -> b.idleInterval(Duration.ofHours(2)),
+                Arguments.of(
+                        (Consumer<LeaderTaskConfig.Builder>) b -> b.idleInterval(Duration.ofHours(2)),
                         "idleInterval must be between 0 ms and 1 h, was 7200000 ms"),
-                Arguments.of((Consumer<LeaderTaskConfig.Builder>) b -> b.failureBackoff(null),
+                Arguments.of(
+                        (Consumer<LeaderTaskConfig.Builder>) b -> b.failureBackoff(null),
                         "failureBackoff must be between 0 ms and 1 h, was null"),
-                Arguments.of((Consumer<LeaderTaskConfig.Builder>) b -> b.handoverTimeout(Duration.ofSeconds(-1)),
+                Arguments.of(
+                        (Consumer<LeaderTaskConfig.Builder>) b -> b.handoverTimeout(Duration.ofSeconds(-1)),
                         "handoverTimeout must be between 0 ms and 1 h, was -1000 ms"),
-                Arguments.of((Consumer<LeaderTaskConfig.Builder>) b -> b.startRetryInterval(Duration.ofMillis(1)),
+                Arguments.of(
+                        (Consumer<LeaderTaskConfig.Builder>) b -> b.startRetryInterval(Duration.ofMillis(1)),
                         "startRetryInterval must be between 10 ms and 1 h, was 1 ms"),
-                Arguments.of((Consumer<LeaderTaskConfig.Builder>) b -> b.electionName("settle/ment"),
+                Arguments.of(
+                        (Consumer<LeaderTaskConfig.Builder>) b -> b.electionName("settle/ment"),
                         "electionName must be 1 to 128 characters of [A-Za-z0-9._-], was 'settle/ment'"),
-                Arguments.of((Consumer<LeaderTaskConfig.Builder>) b -> b.candidateId(" "),
+                Arguments.of(
+                        (Consumer<LeaderTaskConfig.Builder>) b -> b.candidateId(" "),
                         "candidateId must be 1 to 200 non-blank characters, was 1 characters ' '"),
-                Arguments.of((Consumer<LeaderTaskConfig.Builder>) b -> b.candidateId("x".repeat(201)),
+                Arguments.of(
+                        (Consumer<LeaderTaskConfig.Builder>) b -> b.candidateId("x".repeat(201)),
                         "candidateId must be 1 to 200 non-blank characters, was 201 characters"),
-                Arguments.of((Consumer<LeaderTaskConfig.Builder>) b -> b.meterRegistry(null),
+                Arguments.of(
+                        (Consumer<LeaderTaskConfig.Builder>) b -> b.meterRegistry(null),
                         "meterRegistry must not be null"));
     }
 
     @ParameterizedTest(name = "{1}")
     @MethodSource("badInput")
-    void badSettingsAreRefusedNamingPropertyLimitAndValueAndChangeNothing(Consumer<LeaderTaskConfig.Builder> set,
-                                                                          String message) {
+    void badSettingsAreRefusedNamingPropertyLimitAndValueAndChangeNothing(
+            Consumer<LeaderTaskConfig.Builder> set, String message) {
         LeaderTaskConfig.Builder b = LeaderTaskConfig.builder();
         LeaderTaskConfig before = b.build();
-        assertThatThrownBy(() -> set.accept(b)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining(message);
+        assertThatThrownBy(() -> set.accept(b))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(message);
         assertThat(b.build().toString()).isEqualTo(before.toString());
     }
 

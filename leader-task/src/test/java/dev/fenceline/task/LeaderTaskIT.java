@@ -77,7 +77,8 @@ class LeaderTaskIT {
 
     /** A table of entries protected for {@code resource}. */
     private void protect(String resource) {
-        sql("CREATE TABLE public.entry_" + resource.replace('-', '_') + " (id bigserial PRIMARY KEY,"
+        sql(
+                "CREATE TABLE public.entry_" + resource.replace('-', '_') + " (id bigserial PRIMARY KEY,"
                         + " resource text NOT NULL, term bigint NOT NULL, worker text NOT NULL)",
                 "SELECT fencing.protect_table('public.entry_" + resource.replace('-', '_') + "', '" + resource + "')");
     }
@@ -87,8 +88,12 @@ class LeaderTaskIT {
     }
 
     ElectionConfig electionConfig() {
-        return ElectionConfig.builder().endpoints(etcd.endpoints()).ttl(Duration.ofSeconds(3))
-                .resignHoldOff(Duration.ofMillis(200)).closeOnShutdown(false).meterRegistry(new SimpleMeterRegistry())
+        return ElectionConfig.builder()
+                .endpoints(etcd.endpoints())
+                .ttl(Duration.ofSeconds(3))
+                .resignHoldOff(Duration.ofMillis(200))
+                .closeOnShutdown(false)
+                .meterRegistry(new SimpleMeterRegistry())
                 .build();
     }
 
@@ -110,16 +115,25 @@ class LeaderTaskIT {
         Node(String id, String user, String password) {
             this.id = id;
             this.session = ElectionSession.open(electionConfig());
-            this.pool = Databases.dataSource(DatabaseConfig.builder(db.jdbcUrl()).username(user)
-                    .password(password).maximumPoolSize(3).applicationName(id).poolName(id).build());
+            this.pool = Databases.dataSource(DatabaseConfig.builder(db.jdbcUrl())
+                    .username(user)
+                    .password(password)
+                    .maximumPoolSize(3)
+                    .applicationName(id)
+                    .poolName(id)
+                    .build());
             this.writer = FencedWriter.create(pool, FencedWriterConfig.defaults());
             open.add(this);
         }
 
         <P> Node start(String resource, TaskWork<P> work) {
             task = LeaderTask.builder(session, writer, resource, work)
-                    .config(LeaderTaskConfig.builder().candidateId(id).idleInterval(Duration.ofMillis(50))
-                            .failureBackoff(Duration.ofMillis(200)).meterRegistry(new SimpleMeterRegistry()).build())
+                    .config(LeaderTaskConfig.builder()
+                            .candidateId(id)
+                            .idleInterval(Duration.ofMillis(50))
+                            .failureBackoff(Duration.ofMillis(200))
+                            .meterRegistry(new SimpleMeterRegistry())
+                            .build())
                     .listener(new TaskListener() {
                         @Override
                         public void onRunFinished(RunResult result) {
@@ -138,8 +152,11 @@ class LeaderTaskIT {
 
         /** Work that inserts one entry per run, stamped with the run's term and this worker. */
         TaskWork<Boolean> inserting(String resource) {
-            return TaskWork.of(ctx -> ctx.insertInto(entryOf(resource)).set(RESOURCE, resource).set(TERM, ctx.term())
-                    .set(WORKER, id).execute());
+            return TaskWork.of(ctx -> ctx.insertInto(entryOf(resource))
+                    .set(RESOURCE, resource)
+                    .set(TERM, ctx.term())
+                    .set(WORKER, id)
+                    .execute());
         }
 
         boolean leading() {
@@ -174,7 +191,7 @@ class LeaderTaskIT {
         long aTerm = a.task.health().term();
 
         try (ElectionAdmin admin = ElectionAdmin.connect(electionConfig())) {
-            admin.requestResign(resource);            // leadership moves to b
+            admin.requestResign(resource); // leadership moves to b
         }
         await().atMost(Duration.ofSeconds(20)).until(() -> b.committed() >= 3);
         long bTerm = b.task.health().term();
@@ -185,14 +202,19 @@ class LeaderTaskIT {
         // Every entry carries the term its transaction was fenced with (stamped by the writer), one worker per term,
         // terms in commit order, and only the two terms the two leaders held.
         assertThat(count("SELECT count(*) FROM public.entry_only_leader")).isGreaterThanOrEqualTo(6);
-        assertThat(count("SELECT count(*) FROM public.entry_only_leader WHERE fencing_term <> term")).isZero();
-        assertThat(count("SELECT count(DISTINCT worker) - count(DISTINCT term) FROM public.entry_only_leader")).isZero();
+        assertThat(count("SELECT count(*) FROM public.entry_only_leader WHERE fencing_term <> term"))
+                .isZero();
+        assertThat(count("SELECT count(DISTINCT worker) - count(DISTINCT term) FROM public.entry_only_leader"))
+                .isZero();
         assertThat(rows("SELECT DISTINCT term || ':' || worker FROM public.entry_only_leader ORDER BY 1"))
                 .containsExactlyInAnyOrder(aTerm + ":a", bTerm + ":b");
         assertThat(count("SELECT count(*) FROM public.entry_only_leader e1 JOIN public.entry_only_leader e2"
-                + " ON e2.id > e1.id AND e2.term < e1.term")).as("terms never go back in commit order").isZero();
+                        + " ON e2.id > e1.id AND e2.term < e1.term"))
+                .as("terms never go back in commit order")
+                .isZero();
         assertThat(a.results).allMatch(r -> r.term() == aTerm);
-        assertThat(count("SELECT count(*) FROM fencing.rejected_write WHERE resource = '" + resource + "'")).isZero();
+        assertThat(count("SELECT count(*) FROM fencing.rejected_write WHERE resource = '" + resource + "'"))
+                .isZero();
     }
 
     @Test
@@ -214,38 +236,52 @@ class LeaderTaskIT {
             }
         });
         await().atMost(Duration.ofSeconds(20)).until(() -> a.committed() >= 2);
-        idle.set(true);           // between runs, so the intruder's advance cannot meet a COMMIT in flight
+        idle.set(true); // between runs, so the intruder's advance cannot meet a COMMIT in flight
         int before = a.results.size();
-        await().atMost(Duration.ofSeconds(5)).until(() -> a.results.size() > before
-                && a.results.get(a.results.size() - 1).outcome() == RunOutcome.NOTHING_TO_DO);
+        await().atMost(Duration.ofSeconds(5))
+                .until(() -> a.results.size() > before
+                        && a.results.get(a.results.size() - 1).outcome() == RunOutcome.NOTHING_TO_DO);
         long t = a.task.health().term();
-        CompletableFuture<LossReason> lost = a.task.election().leadership().orElseThrow().lost();
+        CompletableFuture<LossReason> lost =
+                a.task.election().leadership().orElseThrow().lost();
 
         // Another writer takes the resource at a much higher term, behind the election's back (a coordinator that
         // forgot its history would do the same): PostgreSQL now holds t + 5, while the election still says a leads.
         try (HikariDataSource intruderPool = Databases.dataSource(DatabaseConfig.builder(db.jdbcUrl())
-                .username(db.user()).password(db.password()).maximumPoolSize(1).build())) {
-            FencedWriter.create(intruderPool, FencedWriterConfig.defaults()).enter(FencingToken.of(resource, t + 5, "x"));
+                .username(db.user())
+                .password(db.password())
+                .maximumPoolSize(1)
+                .build())) {
+            FencedWriter.create(intruderPool, FencedWriterConfig.defaults())
+                    .enter(FencingToken.of(resource, t + 5, "x"));
         }
         assertThat(a.task.election().state()).isEqualTo(LeadershipState.LEADER);
         idle.set(false);
 
-        await().atMost(Duration.ofSeconds(20)).until(() -> a.results.stream()
-                .anyMatch(r -> r.outcome() == RunOutcome.REJECTED_STALE));
+        await().atMost(Duration.ofSeconds(20))
+                .until(() -> a.results.stream().anyMatch(r -> r.outcome() == RunOutcome.REJECTED_STALE));
         assertThat(lost).succeedsWithin(Duration.ofSeconds(10)).isEqualTo(LossReason.RESIGNED);
         // re-campaigns: the next term the election issues (t + 1) is below the mark, so the task raises the floor
         // above it and resigns again without writing; the term after that commits
-        await().atMost(Duration.ofSeconds(30)).until(() -> a.task.health().term() > t + 5 && a.leading()
-                && a.results.get(a.results.size() - 1).outcome() == RunOutcome.COMMITTED);
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> a.task.health().term() > t + 5
+                        && a.leading()
+                        && a.results.get(a.results.size() - 1).outcome() == RunOutcome.COMMITTED);
         a.close();
 
         assertThat(count("SELECT count(*) FROM fencing.rejected_write WHERE resource = '" + resource
-                + "' AND offered_term = " + t)).as("the rejected run, audited once").isEqualTo(1);
+                        + "' AND offered_term = " + t))
+                .as("the rejected run, audited once")
+                .isEqualTo(1);
         assertThat(count("SELECT count(*) FROM fencing.rejected_write WHERE resource = '" + resource
-                + "' AND offered_term <> " + t)).as("no other term was ever written with").isZero();
-        assertThat(a.results.stream().filter(r -> r.outcome() == RunOutcome.REJECTED_STALE)).hasSize(1);
+                        + "' AND offered_term <> " + t))
+                .as("no other term was ever written with")
+                .isZero();
+        assertThat(a.results.stream().filter(r -> r.outcome() == RunOutcome.REJECTED_STALE))
+                .hasSize(1);
         assertThat(a.floors).anySatisfy(f -> assertThat(f[2]).isEqualTo(t + 6));
-        assertThat(count("SELECT min(term) FROM public.entry_deposed WHERE term > " + t)).isEqualTo(t + 6);
+        assertThat(count("SELECT min(term) FROM public.entry_deposed WHERE term > " + t))
+                .isEqualTo(t + 6);
     }
 
     @Test
@@ -262,17 +298,19 @@ class LeaderTaskIT {
         assertThat(count("SELECT highest_accepted FROM fencing.high_water_mark WHERE resource = '" + resource + "'"))
                 .isEqualTo(40);
 
-        etcd.rebuild();   // every member killed and wiped: the term counter starts again at 0
+        etcd.rebuild(); // every member killed and wiped: the term counter starts again at 0
 
         Node c = new Node("c");
         c.start(resource, c.inserting(resource));
         await().atMost(Duration.ofSeconds(30)).until(() -> c.committed() >= 1);
         c.close();
         assertThat(c.floors).singleElement().satisfies(f -> assertThat(f).containsExactly(40, 0, 41));
-        assertThat(c.results).filteredOn(r -> r.outcome() != RunOutcome.NOTHING_TO_DO)
+        assertThat(c.results)
+                .filteredOn(r -> r.outcome() != RunOutcome.NOTHING_TO_DO)
                 .allSatisfy(r -> assertThat(r.outcome()).isEqualTo(RunOutcome.COMMITTED))
                 .allSatisfy(r -> assertThat(r.term()).isEqualTo(41));
-        assertThat(count("SELECT count(*) FROM fencing.rejected_write WHERE resource = '" + resource + "'")).isZero();
+        assertThat(count("SELECT count(*) FROM fencing.rejected_write WHERE resource = '" + resource + "'"))
+                .isZero();
     }
 
     @Test
@@ -292,11 +330,13 @@ class LeaderTaskIT {
         // Rebuilt again: term 1 once more, on another lease. It is not the leadership resigned before: checked again,
         // resigned, floor 42 (before, the task took it for the resigned one and sat on it while it stayed valid).
         etcd.rebuild();
-        await().atMost(Duration.ofSeconds(30)).until(() -> a.task.health().term() == 42
-                && a.results.get(a.results.size() - 1).outcome() == RunOutcome.COMMITTED);
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> a.task.health().term() == 42
+                        && a.results.get(a.results.size() - 1).outcome() == RunOutcome.COMMITTED);
         a.close();
         assertThat(a.floors).extracting(f -> f[2]).containsExactly(41L, 42L);
-        assertThat(count("SELECT count(*) FROM fencing.rejected_write WHERE resource = '" + resource + "'")).isZero();
+        assertThat(count("SELECT count(*) FROM fencing.rejected_write WHERE resource = '" + resource + "'"))
+                .isZero();
     }
 
     // ---- failures that waiting cannot fix: the task stops, health down, the fix named -------------------------------
@@ -356,8 +396,7 @@ class LeaderTaskIT {
     }
 
     /** A leader whose current run is held open inside its transaction until {@code release}, and a follower. */
-    private record HeldRun(Node leader, Node follower, CountDownLatch release) {
-    }
+    private record HeldRun(Node leader, Node follower, CountDownLatch release) {}
 
     /** Node a leads {@code resource} (protected here) and has committed once; b follows; a's next run is held open. */
     private HeldRun holdARunOfTheLeader(String resource) throws InterruptedException {
@@ -367,7 +406,11 @@ class LeaderTaskIT {
         CountDownLatch release = new CountDownLatch(1);
         Node a = new Node("a");
         a.start(resource, TaskWork.of(ctx -> {
-            ctx.insertInto(entryOf(resource)).set(RESOURCE, resource).set(TERM, ctx.term()).set(WORKER, "a").execute();
+            ctx.insertInto(entryOf(resource))
+                    .set(RESOURCE, resource)
+                    .set(TERM, ctx.term())
+                    .set(WORKER, "a")
+                    .execute();
             if (holdNextRun.getAndSet(false)) {
                 inside.countDown();
                 release.await(30, TimeUnit.SECONDS);
@@ -379,7 +422,9 @@ class LeaderTaskIT {
         b.start(resource, b.inserting(resource));
         await().atMost(Duration.ofSeconds(10)).until(() -> b.task.election().state() == LeadershipState.FOLLOWER);
         holdNextRun.set(true);
-        assertThat(inside.await(20, TimeUnit.SECONDS)).as("a's next run is inside its transaction").isTrue();
+        assertThat(inside.await(20, TimeUnit.SECONDS))
+                .as("a's next run is inside its transaction")
+                .isTrue();
         return new HeldRun(a, b, release);
     }
 
@@ -390,13 +435,16 @@ class LeaderTaskIT {
         Node a = scene.leader();
         Node b = scene.follower();
         long aTerm = a.task.health().term();
-        CompletableFuture<LossReason> lost = a.task.election().leadership().orElseThrow().lost();
+        CompletableFuture<LossReason> lost =
+                a.task.election().leadership().orElseThrow().lost();
         CountDownLatch release = scene.release();
         long closeStarted = System.nanoTime();
         CompletableFuture<Void> closing = CompletableFuture.runAsync(a.task::close);
-        await().atMost(Duration.ofSeconds(5)).until(() -> a.task.health().phase() == TaskPhase.STOPPING
-                || a.task.health().phase() == TaskPhase.STOPPED);
-        assertThat(b.task.election().state()).as("a still holds its term while its run is open")
+        await().atMost(Duration.ofSeconds(5))
+                .until(() -> a.task.health().phase() == TaskPhase.STOPPING
+                        || a.task.health().phase() == TaskPhase.STOPPED);
+        assertThat(b.task.election().state())
+                .as("a still holds its term while its run is open")
                 .isEqualTo(LeadershipState.FOLLOWER);
         assertThat(closing).isNotDone();
         release.countDown();
@@ -407,13 +455,15 @@ class LeaderTaskIT {
         System.out.println("close() to the second task's first commit: " + handoverMs + " ms (not asserted)");
 
         assertThat(a.task.health().phase()).isEqualTo(TaskPhase.STOPPED);
-        assertThat(a.task.health().lastRun().outcome()).as("the run open at close() finished and committed")
+        assertThat(a.task.health().lastRun().outcome())
+                .as("the run open at close() finished and committed")
                 .isEqualTo(RunOutcome.COMMITTED);
         assertThat(lost).succeedsWithin(Duration.ofSeconds(1)).isEqualTo(LossReason.RESIGNED);
         // a's session (and its lease) is still open: b can only have won because a resigned, not by expiry
         assertThat(a.session.leaseId()).isPositive();
         assertThat(b.task.health().term()).isGreaterThan(aTerm);
-        assertThat(count("SELECT count(*) FROM fencing.rejected_write WHERE resource = '" + resource + "'")).isZero();
+        assertThat(count("SELECT count(*) FROM fencing.rejected_write WHERE resource = '" + resource + "'"))
+                .isZero();
     }
 
     /**
@@ -431,11 +481,15 @@ class LeaderTaskIT {
         CountDownLatch release = scene.release();
         long closeStarted = System.nanoTime();
         CompletableFuture<Void> closingSession = CompletableFuture.runAsync(a.session::close);
-        await().atMost(Duration.ofSeconds(5)).until(() -> a.task.health().phase() == TaskPhase.STOPPING
-                || a.task.health().phase() == TaskPhase.STOPPED);
-        assertThat(b.task.election().state()).as("a still holds its term while its run is open")
+        await().atMost(Duration.ofSeconds(5))
+                .until(() -> a.task.health().phase() == TaskPhase.STOPPING
+                        || a.task.health().phase() == TaskPhase.STOPPED);
+        assertThat(b.task.election().state())
+                .as("a still holds its term while its run is open")
                 .isEqualTo(LeadershipState.FOLLOWER);
-        assertThat(a.task.health().valid()).as("a's term is still valid while its run is open").isTrue();
+        assertThat(a.task.health().valid())
+                .as("a's term is still valid while its run is open")
+                .isTrue();
         assertThat(closingSession).isNotDone();
         release.countDown();
 
@@ -444,16 +498,18 @@ class LeaderTaskIT {
         System.out.println("session close() to the second task's first commit: "
                 + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - closeStarted) + " ms (not asserted)");
         assertThat(a.task.health().phase()).isEqualTo(TaskPhase.STOPPED);
-        assertThat(a.task.health().lastRun().outcome()).as("the run open when the session was closed committed")
+        assertThat(a.task.health().lastRun().outcome())
+                .as("the run open when the session was closed committed")
                 .isEqualTo(RunOutcome.COMMITTED);
         assertThat(b.task.health().term()).isGreaterThan(aTerm);
-        assertThat(count("SELECT count(*) FROM fencing.rejected_write WHERE resource = '" + resource + "'")).isZero();
-        a.task.close();   // idempotent: already closed by the session
+        assertThat(count("SELECT count(*) FROM fencing.rejected_write WHERE resource = '" + resource + "'"))
+                .isZero();
+        a.task.close(); // idempotent: already closed by the session
     }
 
     private void sql(String... statements) {
         try (Connection c = DriverManager.getConnection(db.jdbcUrl(), db.user(), db.password());
-             Statement s = c.createStatement()) {
+                Statement s = c.createStatement()) {
             for (String q : statements) {
                 s.execute(q);
             }
@@ -469,7 +525,8 @@ class LeaderTaskIT {
 
     private List<String> rows(String query) {
         try (Connection c = DriverManager.getConnection(db.jdbcUrl(), db.user(), db.password());
-             Statement s = c.createStatement(); ResultSet rs = s.executeQuery(query)) {
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery(query)) {
             List<String> out = new ArrayList<>();
             while (rs.next()) {
                 out.add(rs.getString(1));

@@ -40,51 +40,101 @@ class TaskDecisionTest {
         return term <= 0 ? Tenure.NONE : new Tenure(term, LEASE);
     }
 
-    static Facts facts(boolean stopping, LeadershipState state, long term, boolean valid, long checked, long nextRunAt) {
+    static Facts facts(
+            boolean stopping, LeadershipState state, long term, boolean valid, long checked, long nextRunAt) {
         return new Facts(stopping, state, tenure(term), valid, tenure(checked), Tenure.NONE, nextRunAt, NOW, MAX_WAIT);
     }
 
     static Facts resigned(long term, long resignedTerm) {
-        return new Facts(false, LeadershipState.LEADER, tenure(term), true, Tenure.NONE, tenure(resignedTerm), NOW, NOW,
+        return new Facts(
+                false,
+                LeadershipState.LEADER,
+                tenure(term),
+                true,
+                Tenure.NONE,
+                tenure(resignedTerm),
+                NOW,
+                NOW,
                 MAX_WAIT);
     }
 
     static Stream<Arguments> rows() {
         return Stream.of(
-                Arguments.of("close() stops even a valid leader", facts(true, LeadershipState.LEADER, 7, true, 7, NOW),
+                Arguments.of(
+                        "close() stops even a valid leader",
+                        facts(true, LeadershipState.LEADER, 7, true, 7, NOW),
                         new Stop()),
-                Arguments.of("a candidate waits", facts(false, LeadershipState.CANDIDATE, 0, false, -1, NOW),
+                Arguments.of(
+                        "a candidate waits",
+                        facts(false, LeadershipState.CANDIDATE, 0, false, -1, NOW),
                         new Wait(TaskPhase.CAMPAIGNING, MAX_WAIT, "not leader (CANDIDATE)")),
-                Arguments.of("a follower waits", facts(false, LeadershipState.FOLLOWER, 0, false, 7, NOW),
+                Arguments.of(
+                        "a follower waits",
+                        facts(false, LeadershipState.FOLLOWER, 0, false, 7, NOW),
                         new Wait(TaskPhase.CAMPAIGNING, MAX_WAIT, "not leader (FOLLOWER)")),
-                Arguments.of("a LOST term never runs", facts(false, LeadershipState.LOST, 7, false, 7, NOW),
+                Arguments.of(
+                        "a LOST term never runs",
+                        facts(false, LeadershipState.LOST, 7, false, 7, NOW),
                         new Wait(TaskPhase.CAMPAIGNING, MAX_WAIT, "not leader (LOST)")),
-                Arguments.of("SUSPECT stops new runs", facts(false, LeadershipState.SUSPECT, 7, false, 7, NOW),
+                Arguments.of(
+                        "SUSPECT stops new runs",
+                        facts(false, LeadershipState.SUSPECT, 7, false, 7, NOW),
                         new Wait(TaskPhase.SUSPECT, MAX_WAIT, "term 7 not provably held (SUSPECT, validity over)")),
-                Arguments.of("LEADER past its deadline stops new runs (fail closed before the election notices)",
+                Arguments.of(
+                        "LEADER past its deadline stops new runs (fail closed before the election notices)",
                         facts(false, LeadershipState.LEADER, 7, false, 7, NOW),
                         new Wait(TaskPhase.SUSPECT, MAX_WAIT, "term 7 not provably held (LEADER, validity over)")),
-                Arguments.of("a term just resigned is never run with, though the election still reports it valid",
-                        resigned(7, 7), new Wait(TaskPhase.CAMPAIGNING, MAX_WAIT, "resigned term 7")),
+                Arguments.of(
+                        "a term just resigned is never run with, though the election still reports it valid",
+                        resigned(7, 7),
+                        new Wait(TaskPhase.CAMPAIGNING, MAX_WAIT, "resigned term 7")),
                 Arguments.of("the next term after a resigned one is checked", resigned(9, 7), new CheckTerm(9)),
-                Arguments.of("a term number resigned before the coordinator was rebuilt, issued again on a new lease,"
-                        + " is checked, not ignored", new Facts(false, LeadershipState.LEADER,
-                        new Tenure(1, REBUILT_LEASE), true, Tenure.NONE, tenure(1), NOW, NOW, MAX_WAIT),
+                Arguments.of(
+                        "a term number resigned before the coordinator was rebuilt, issued again on a new lease,"
+                                + " is checked, not ignored",
+                        new Facts(
+                                false,
+                                LeadershipState.LEADER,
+                                new Tenure(1, REBUILT_LEASE),
+                                true,
+                                Tenure.NONE,
+                                tenure(1),
+                                NOW,
+                                NOW,
+                                MAX_WAIT),
                         new CheckTerm(1)),
-                Arguments.of("a term number checked before the coordinator was rebuilt, issued again on a new lease,"
-                        + " is checked again before it runs", new Facts(false, LeadershipState.LEADER,
-                        new Tenure(8, REBUILT_LEASE), true, tenure(8), Tenure.NONE, NOW, NOW, MAX_WAIT),
+                Arguments.of(
+                        "a term number checked before the coordinator was rebuilt, issued again on a new lease,"
+                                + " is checked again before it runs",
+                        new Facts(
+                                false,
+                                LeadershipState.LEADER,
+                                new Tenure(8, REBUILT_LEASE),
+                                true,
+                                tenure(8),
+                                Tenure.NONE,
+                                NOW,
+                                NOW,
+                                MAX_WAIT),
                         new CheckTerm(8)),
-                Arguments.of("a new term is compared with the database first",
-                        facts(false, LeadershipState.LEADER, 8, true, 7, NOW), new CheckTerm(8)),
-                Arguments.of("a checked valid term whose run is due runs",
-                        facts(false, LeadershipState.LEADER, 8, true, 8, NOW), new Run(8)),
-                Arguments.of("a run overdue runs", facts(false, LeadershipState.LEADER, 8, true, 8, NOW - 5 * MS),
+                Arguments.of(
+                        "a new term is compared with the database first",
+                        facts(false, LeadershipState.LEADER, 8, true, 7, NOW),
+                        new CheckTerm(8)),
+                Arguments.of(
+                        "a checked valid term whose run is due runs",
+                        facts(false, LeadershipState.LEADER, 8, true, 8, NOW),
                         new Run(8)),
-                Arguments.of("a run not yet due waits exactly until it is",
+                Arguments.of(
+                        "a run overdue runs",
+                        facts(false, LeadershipState.LEADER, 8, true, 8, NOW - 5 * MS),
+                        new Run(8)),
+                Arguments.of(
+                        "a run not yet due waits exactly until it is",
                         facts(false, LeadershipState.LEADER, 8, true, 8, NOW + 250 * MS),
                         new Wait(TaskPhase.LEADING, 250 * MS, "next run not due yet")),
-                Arguments.of("a long pause is cut into bounded waits",
+                Arguments.of(
+                        "a long pause is cut into bounded waits",
                         facts(false, LeadershipState.LEADER, 8, true, 8, NOW + 60_000 * MS),
                         new Wait(TaskPhase.LEADING, MAX_WAIT, "next run not due yet")));
     }
@@ -107,8 +157,7 @@ class TaskDecisionTest {
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("termRows")
-    void aWonTermMayWriteOnlyAboveTheDatabaseMark(String row, long term, long mark, boolean presented,
-                                                   boolean usable) {
+    void aWonTermMayWriteOnlyAboveTheDatabaseMark(String row, long term, long mark, boolean presented, boolean usable) {
         assertThat(TaskDecision.termUsable(term, mark, presented)).isEqualTo(usable);
     }
 
@@ -124,8 +173,8 @@ class TaskDecisionTest {
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("floorRows")
-    void theTermFloorIsRaisedJustAboveTheDatabaseMarkWhenTheElectionIsBehind(String row, long mark, long electionTerm,
-                                                                             long floor) {
+    void theTermFloorIsRaisedJustAboveTheDatabaseMarkWhenTheElectionIsBehind(
+            String row, long mark, long electionTerm, long floor) {
         assertThat(TaskDecision.floorAbove(mark, electionTerm)).isEqualTo(floor);
     }
 
@@ -170,9 +219,11 @@ class TaskDecisionTest {
         assertThat(decided).filteredOn(Stop.class::isInstance).hasSize(1);
         assertThat(decided).filteredOn(CheckTerm.class::isInstance).hasSize(1);
         assertThat(decided).filteredOn(Run.class::isInstance).hasSize(1);
-        assertThat(decided).filteredOn(Wait.class::isInstance).extracting(w -> ((Wait) w).phase())
-                .containsExactlyInAnyOrder(TaskPhase.CAMPAIGNING, TaskPhase.CAMPAIGNING, TaskPhase.SUSPECT,
-                        TaskPhase.LEADING);
+        assertThat(decided)
+                .filteredOn(Wait.class::isInstance)
+                .extracting(w -> ((Wait) w).phase())
+                .containsExactlyInAnyOrder(
+                        TaskPhase.CAMPAIGNING, TaskPhase.CAMPAIGNING, TaskPhase.SUSPECT, TaskPhase.LEADING);
         assertThat(decided).filteredOn(AfterRun.class::isInstance).hasSize(RunOutcome.values().length);
     }
 }

@@ -25,8 +25,7 @@ public final class FencingMigrations {
     /** Classpath location of the SQL migrations. */
     public static final String LOCATION = "classpath:db/fencing";
 
-    private FencingMigrations() {
-    }
+    private FencingMigrations() {}
 
     /**
      * Applies pending fencing migrations.
@@ -34,7 +33,7 @@ public final class FencingMigrations {
      * @return the number of migrations applied (0 when the schema is up to date)
      */
     public static int migrate(DataSource dataSource) {
-        return migrate(dataSource, config -> { });
+        return migrate(dataSource, config -> {});
     }
 
     /**

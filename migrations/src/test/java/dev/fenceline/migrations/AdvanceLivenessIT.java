@@ -24,7 +24,8 @@ class AdvanceLivenessIT {
     void migrate(TestDatabase db) throws SQLException {
         this.db = db;
         FencingMigrations.migrate(db.dataSource());
-        try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
+        try (Connection c = db.dataSource().getConnection();
+                Statement s = c.createStatement()) {
             s.execute("UPDATE fencing.settings SET value = '2s' WHERE name = 'advance_timeout'");
             s.execute("SELECT fencing.register_resource('liveness')");
             s.execute("SELECT fencing.enter('liveness', 5, 'a')");
@@ -45,16 +46,25 @@ class AdvanceLivenessIT {
      */
     @Test
     void anAdvanceLeftOpenByAFrozenLeaderIsEndedByTheNextLeadersAdvance() throws Exception {
-        try (Connection frozen = db.dataSource().getConnection(); Statement f = frozen.createStatement();
-             Connection next = db.dataSource().getConnection(); Statement n = next.createStatement()) {
+        try (Connection frozen = db.dataSource().getConnection();
+                Statement f = frozen.createStatement();
+                Connection next = db.dataSource().getConnection();
+                Statement n = next.createStatement()) {
             frozen.setAutoCommit(false);
-            assertThat(text(f, "SELECT fencing.enter('liveness', 6, 'b')")).isEqualTo("6");   // advanced, still open
+            assertThat(text(f, "SELECT fencing.enter('liveness', 6, 'b')")).isEqualTo("6"); // advanced, still open
             assertThat(text(n, "SELECT fencing.enter('liveness', 7, 'c')")).isEqualTo("7");
             assertThatThrownBy(frozen::commit).isInstanceOf(SQLException.class);
-            assertThat(text(n, "SELECT highest_accepted || ' ' || leader_id FROM fencing.high_water_mark"
-                    + " WHERE resource = 'liveness'")).isEqualTo("7 c");
-            assertThat(text(n, "SELECT string_agg(term::text, ',' ORDER BY term) FROM fencing.term_history"
-                    + " WHERE resource = 'liveness'")).as("the frozen advance never committed").isEqualTo("5,7");
+            assertThat(text(
+                            n,
+                            "SELECT highest_accepted || ' ' || leader_id FROM fencing.high_water_mark"
+                                    + " WHERE resource = 'liveness'"))
+                    .isEqualTo("7 c");
+            assertThat(text(
+                            n,
+                            "SELECT string_agg(term::text, ',' ORDER BY term) FROM fencing.term_history"
+                                    + " WHERE resource = 'liveness'"))
+                    .as("the frozen advance never committed")
+                    .isEqualTo("5,7");
         }
     }
 }

@@ -30,6 +30,7 @@ class AuditCancelIT {
     private static final Logger log = LoggerFactory.getLogger(AuditCancelIT.class);
     /** Each attempt offers its own stale term (below this mark), so its audit row is recognisable by offered_term. */
     private static final int MARK = 1000;
+
     private static final int MAX_TIMEOUT_MS = 148;
     private static final int TIMEOUT_STEP_MS = 3;
     private static final int WRITES_PER_CONNECTION = 2;
@@ -37,17 +38,20 @@ class AuditCancelIT {
     @Test
     void aCanceledStaleWriteIsNeverCommittedNeverAuditedTwiceAndItsMissingRowIsCounted() throws Exception {
         try (PostgresServer server = PostgresServer.start(PostgresServer.Options.defaults());
-             AuditFixture f = AuditFixture.superuserOwned(server, "audit_cancel", true)) {
-            try (Connection c = f.asOwner(); Statement s = c.createStatement()) {
+                AuditFixture f = AuditFixture.superuserOwned(server, "audit_cancel", true)) {
+            try (Connection c = f.asOwner();
+                    Statement s = c.createStatement()) {
                 s.execute("SELECT fencing.enter('" + AuditFixture.RESOURCE + "', " + MARK + ", 'leader-" + MARK + "')");
             }
-            long countedBefore = f.count("SELECT trigger_counted FROM fencing.rejection_counts WHERE reason = 'stale_term'");
+            long countedBefore =
+                    f.count("SELECT trigger_counted FROM fencing.rejection_counts WHERE reason = 'stale_term'");
 
             Map<Integer, String> outcomeByTerm = new HashMap<>();
             int term = 0;
             for (int timeoutMs = 1; timeoutMs <= MAX_TIMEOUT_MS; timeoutMs += TIMEOUT_STEP_MS) {
                 // A new backend each time: the first write also opens the audit connection, the second reuses it.
-                try (Connection c = f.asApp("cancel-probe"); Statement s = c.createStatement()) {
+                try (Connection c = f.asApp("cancel-probe");
+                        Statement s = c.createStatement()) {
                     s.execute("SET statement_timeout = '" + timeoutMs + "ms'");
                     for (int w = 0; w < WRITES_PER_CONNECTION; w++) {
                         term++;
@@ -58,7 +62,9 @@ class AuditCancelIT {
                         } catch (SQLException e) {
                             String state = e.getSQLState();
                             if ("FL001".equals(state)) {
-                                outcomeByTerm.put(term, e.getMessage().contains("audited=t") ? "FL001 audited" : "FL001 not audited");
+                                outcomeByTerm.put(
+                                        term,
+                                        e.getMessage().contains("audited=t") ? "FL001 audited" : "FL001 not audited");
                             } else if ("57014".equals(state)) {
                                 outcomeByTerm.put(term, "57014");
                             } else {
@@ -70,11 +76,15 @@ class AuditCancelIT {
             }
             int attempts = term;
 
-            assertThat(f.count("SELECT count(*) FROM public.payment")).as("stale writes committed").isZero();
+            assertThat(f.count("SELECT count(*) FROM public.payment"))
+                    .as("stale writes committed")
+                    .isZero();
             Map<Integer, Long> rowsByTerm = new HashMap<>();
-            try (Connection c = f.asSuperuser(); Statement s = c.createStatement();
-                 ResultSet rs = s.executeQuery("SELECT offered_term, count(*) FROM fencing.rejected_write"
-                         + " WHERE source = 'trigger' AND application_name = 'cancel-probe' GROUP BY offered_term")) {
+            try (Connection c = f.asSuperuser();
+                    Statement s = c.createStatement();
+                    ResultSet rs = s.executeQuery(
+                            "SELECT offered_term, count(*) FROM fencing.rejected_write"
+                                    + " WHERE source = 'trigger' AND application_name = 'cancel-probe' GROUP BY offered_term")) {
                 while (rs.next()) {
                     rowsByTerm.put(rs.getInt(1), rs.getLong(2));
                 }
@@ -82,14 +92,16 @@ class AuditCancelIT {
             long rows = rowsByTerm.values().stream().mapToLong(Long::longValue).sum();
             long counted = f.count("SELECT trigger_counted FROM fencing.rejection_counts WHERE reason = 'stale_term'")
                     - countedBefore;
-            long notAudited = f.count("SELECT trigger_not_audited FROM fencing.rejection_counts WHERE reason = 'stale_term'");
+            long notAudited =
+                    f.count("SELECT trigger_not_audited FROM fencing.rejection_counts WHERE reason = 'stale_term'");
 
             Map<String, Integer> distribution = new TreeMap<>();
             List<String> violations = new ArrayList<>();
             for (int t = 1; t <= attempts; t++) {
                 String outcome = outcomeByTerm.get(t);
                 long r = rowsByTerm.getOrDefault(t, 0L);
-                distribution.merge(outcome + (r == 1 ? ", row" : r == 0 ? ", no row" : ", " + r + " rows"), 1, Integer::sum);
+                distribution.merge(
+                        outcome + (r == 1 ? ", row" : r == 0 ? ", no row" : ", " + r + " rows"), 1, Integer::sum);
                 if (r > 1) {
                     violations.add("term " + t + " (" + outcome + ") has " + r + " audit rows");
                 }
@@ -97,18 +109,31 @@ class AuditCancelIT {
                     violations.add("term " + t + " was reported audited but has " + r + " rows");
                 }
             }
-            log.info("{} stale writes canceled by statement_timeout 1..{} ms: {}; counted {}, rows {}, trigger_not_audited {}",
-                    attempts, MAX_TIMEOUT_MS, distribution, counted, rows, notAudited);
+            log.info(
+                    "{} stale writes canceled by statement_timeout 1..{} ms: {}; counted {}, rows {}, trigger_not_audited {}",
+                    attempts,
+                    MAX_TIMEOUT_MS,
+                    distribution,
+                    counted,
+                    rows,
+                    notAudited);
 
             assertThat(violations).isEmpty();
             assertThat(rowsByTerm.keySet()).allSatisfy(t -> assertThat(t).isBetween(1, attempts));
-            assertThat(counted).as("rows never outnumber the counter; the counter never outnumbers the attempts")
+            assertThat(counted)
+                    .as("rows never outnumber the counter; the counter never outnumbers the attempts")
                     .isBetween(rows, (long) attempts);
-            assertThat(notAudited).as("every counted rejection without its row is visible to a DBA")
+            assertThat(notAudited)
+                    .as("every counted rejection without its row is visible to a DBA")
                     .isEqualTo(counted - rows);
-            long rejectedByTheFence = outcomeByTerm.values().stream().filter(o -> o.startsWith("FL001")).count();
-            assertThat(counted).as("every rejection the client saw is counted").isGreaterThanOrEqualTo(rejectedByTheFence);
-            assertThat(outcomeByTerm.values()).as("the timeouts were short enough to cancel some statements")
+            long rejectedByTheFence = outcomeByTerm.values().stream()
+                    .filter(o -> o.startsWith("FL001"))
+                    .count();
+            assertThat(counted)
+                    .as("every rejection the client saw is counted")
+                    .isGreaterThanOrEqualTo(rejectedByTheFence);
+            assertThat(outcomeByTerm.values())
+                    .as("the timeouts were short enough to cancel some statements")
                     .contains("57014");
         }
     }
@@ -122,10 +147,13 @@ class AuditCancelIT {
     @Test
     void aCancelWhileTheRowIsBeingSentEndsWithTheFencesErrorAndTheRowAuditedOnce() throws Exception {
         try (PostgresServer server = PostgresServer.start(PostgresServer.Options.defaults());
-             AuditFixture f = AuditFixture.superuserOwned(server, "audit_cancel_send", true);
-             Connection dba = f.asSuperuser(); Statement d = dba.createStatement();
-             Connection locker = f.asSuperuser(); Statement l = locker.createStatement();
-             Connection app = f.asApp("cancel-while-sending"); Statement s = app.createStatement()) {
+                AuditFixture f = AuditFixture.superuserOwned(server, "audit_cancel_send", true);
+                Connection dba = f.asSuperuser();
+                Statement d = dba.createStatement();
+                Connection locker = f.asSuperuser();
+                Statement l = locker.createStatement();
+                Connection app = f.asApp("cancel-while-sending");
+                Statement s = app.createStatement()) {
             String appPid = AuditFixture.text(s, "SELECT pg_backend_pid()");
             s.execute("SET fencing.term = '4'");
             locker.setAutoCommit(false);
@@ -139,11 +167,15 @@ class AuditCancelIT {
                     return e;
                 }
             });
-            awaitTrue(d, "SELECT count(*) = 1 FROM pg_stat_activity WHERE application_name = 'fencing_audit'"
-                    + " AND wait_event_type = 'Lock' AND datname = current_database()");
-            try (Connection canceler = f.asApp("canceler"); Statement k = canceler.createStatement()) {
+            awaitTrue(
+                    d,
+                    "SELECT count(*) = 1 FROM pg_stat_activity WHERE application_name = 'fencing_audit'"
+                            + " AND wait_event_type = 'Lock' AND datname = current_database()");
+            try (Connection canceler = f.asApp("canceler");
+                    Statement k = canceler.createStatement()) {
                 // The application role itself cancels its statement from another session (same role: allowed).
-                assertThat(AuditFixture.text(k, "SELECT pg_cancel_backend(" + appPid + ")")).isEqualTo("t");
+                assertThat(AuditFixture.text(k, "SELECT pg_cancel_backend(" + appPid + ")"))
+                        .isEqualTo("t");
             }
             locker.commit();
 
@@ -154,7 +186,8 @@ class AuditCancelIT {
             assertThat(e.getSQLState()).as(e.getMessage()).isEqualTo("FL001");
             assertThat(e.getMessage()).contains("audited=t");
             assertThat(f.count("SELECT count(*) FROM fencing.rejected_write WHERE source = 'trigger'"
-                    + " AND application_name = 'cancel-while-sending' AND offered_term = 4")).isEqualTo(1);
+                            + " AND application_name = 'cancel-while-sending' AND offered_term = 4"))
+                    .isEqualTo(1);
             assertThat(f.count("SELECT trigger_counted FROM fencing.rejection_counts WHERE reason = 'stale_term'"))
                     .isEqualTo(1);
             assertThat(f.count("SELECT count(*) FROM public.payment")).isZero();

@@ -27,24 +27,31 @@ class AuditConnectionTrustIT {
     @Test
     void anAuditConnectionThatTheLoginPreOpenedElsewhereIsNeverReportedAsAudited() throws Exception {
         try (PostgresServer server = AuditFixture.startPasswordServer(30);
-             AuditFixture f = AuditFixture.superuserOwned(server, "audit_trust", true);
-             TestDatabase decoy = server.createDatabase("audit_decoy")) {
+                AuditFixture f = AuditFixture.superuserOwned(server, "audit_trust", true);
+                TestDatabase decoy = server.createDatabase("audit_decoy")) {
             grantDblinkToTheLogin(f);
-            try (Connection c = server.superuserConnection(decoy.name()); Statement s = c.createStatement()) {
+            try (Connection c = server.superuserConnection(decoy.name());
+                    Statement s = c.createStatement()) {
                 s.execute("CREATE SCHEMA fencing AUTHORIZATION " + AuditFixture.APP);
-                s.execute("CREATE FUNCTION fencing.append_trigger_rejection(text, bigint, bigint, text, text, text, text, text, text)"
-                        + " RETURNS bigint LANGUAGE sql AS 'SELECT 424242::bigint'");
-                s.execute("ALTER FUNCTION fencing.append_trigger_rejection(text, bigint, bigint, text, text, text, text, text, text)"
-                        + " OWNER TO " + AuditFixture.APP);
+                s.execute(
+                        "CREATE FUNCTION fencing.append_trigger_rejection(text, bigint, bigint, text, text, text, text, text, text)"
+                                + " RETURNS bigint LANGUAGE sql AS 'SELECT 424242::bigint'");
+                s.execute(
+                        "ALTER FUNCTION fencing.append_trigger_rejection(text, bigint, bigint, text, text, text, text, text, text)"
+                                + " OWNER TO " + AuditFixture.APP);
             }
-            try (Connection app = f.asApp("pre-opened"); Statement s = app.createStatement()) {
+            try (Connection app = f.asApp("pre-opened");
+                    Statement s = app.createStatement()) {
                 s.execute("SELECT fencing.dblink_connect('fencing_audit', 'host=127.0.0.1 port=" + server.port()
-                        + " dbname=" + decoy.name() + " user=" + AuditFixture.APP + " password=" + AuditFixture.APP_PASSWORD + "')");
+                        + " dbname=" + decoy.name() + " user=" + AuditFixture.APP + " password="
+                        + AuditFixture.APP_PASSWORD + "')");
                 s.execute("SET fencing.term = '2'");
                 String message = staleWriteMessage(s);
-                long rows = f.count("SELECT count(*) FROM fencing.rejected_write WHERE application_name = 'pre-opened'");
+                long rows =
+                        f.count("SELECT count(*) FROM fencing.rejected_write WHERE application_name = 'pre-opened'");
                 assertThat(message.contains("audited=t") && rows == 0)
-                        .as("reported audited but no row here (%s rows): %s", rows, message).isFalse();
+                        .as("reported audited but no row here (%s rows): %s", rows, message)
+                        .isFalse();
             }
         }
     }
@@ -52,20 +59,23 @@ class AuditConnectionTrustIT {
     @Test
     void theLoginCannotSendItsOwnRowsOverTheAuditConnection() throws Exception {
         try (PostgresServer server = AuditFixture.startPasswordServer(30);
-             AuditFixture f = AuditFixture.superuserOwned(server, "audit_forge", true)) {
+                AuditFixture f = AuditFixture.superuserOwned(server, "audit_forge", true)) {
             grantDblinkToTheLogin(f);
-            try (Connection app = f.asApp("forger"); Statement s = app.createStatement()) {
+            try (Connection app = f.asApp("forger");
+                    Statement s = app.createStatement()) {
                 s.execute("SET fencing.term = '3'");
-                staleWriteMessage(s);   // opens the audit connection as fencing_auditor_writer, kept by this backend
+                staleWriteMessage(s); // opens the audit connection as fencing_auditor_writer, kept by this backend
                 try {
-                    s.execute("SELECT fencing.dblink_exec('fencing_audit', $$SELECT fencing.append_trigger_rejection("
-                            + "'ledger', 4, 5, 'leader-x', 'public.payment', 'DELETE', 'stale_term', 'dba_alice', 'psql')$$)");
+                    s.execute(
+                            "SELECT fencing.dblink_exec('fencing_audit', $$SELECT fencing.append_trigger_rejection("
+                                    + "'ledger', 4, 5, 'leader-x', 'public.payment', 'DELETE', 'stale_term', 'dba_alice', 'psql')$$)");
                 } catch (SQLException e) {
                     // dblink_exec refuses the SELECT's result only after the far end committed it
                 }
             }
             assertThat(f.count("SELECT count(*) FROM fencing.rejected_write WHERE db_user = 'dba_alice'"))
-                    .as("rows the application login wrote in another role's name").isZero();
+                    .as("rows the application login wrote in another role's name")
+                    .isZero();
         }
     }
 
@@ -74,12 +84,12 @@ class AuditConnectionTrustIT {
         List<Socket> held = new CopyOnWriteArrayList<>();
         AtomicInteger accepted = new AtomicInteger();
         try (ServerSocket hung = new ServerSocket(0, 50, InetAddress.getByName("127.0.0.1"));
-             PostgresServer server = AuditFixture.startPasswordServer(30);
-             AuditFixture f = AuditFixture.superuserOwned(server, "audit_hung", true)) {
+                PostgresServer server = AuditFixture.startPasswordServer(30);
+                AuditFixture f = AuditFixture.superuserOwned(server, "audit_hung", true)) {
             Thread acceptor = new Thread(() -> {
                 try {
                     while (true) {
-                        held.add(hung.accept());   // a stopped server: the handshake completes, nothing answers
+                        held.add(hung.accept()); // a stopped server: the handshake completes, nothing answers
                         accepted.incrementAndGet();
                     }
                 } catch (IOException closed) {
@@ -88,16 +98,21 @@ class AuditConnectionTrustIT {
             });
             acceptor.setDaemon(true);
             acceptor.start();
-            try (Connection c = f.asSuperuser(); Statement s = c.createStatement()) {
-                s.execute("ALTER SERVER fencing_audit_loopback OPTIONS (SET host '127.0.0.1', SET port '" + hung.getLocalPort() + "')");
+            try (Connection c = f.asSuperuser();
+                    Statement s = c.createStatement()) {
+                s.execute("ALTER SERVER fencing_audit_loopback OPTIONS (SET host '127.0.0.1', SET port '"
+                        + hung.getLocalPort() + "')");
             }
-            try (Connection app = f.asApp("hung-target"); Statement s = app.createStatement()) {
+            try (Connection app = f.asApp("hung-target");
+                    Statement s = app.createStatement()) {
                 s.execute("SET statement_timeout = '100ms'");
                 s.execute("SET fencing.term = '1'");
                 String message = staleWriteMessage(s);
                 assertThat(message).contains("audited=t");
             }
-            assertThat(accepted.get()).as("connections the audit opened to the hung target for one rejection").isEqualTo(1);
+            assertThat(accepted.get())
+                    .as("connections the audit opened to the hung target for one rejection")
+                    .isEqualTo(1);
         } finally {
             for (Socket s : held) {
                 s.close();
@@ -106,10 +121,13 @@ class AuditConnectionTrustIT {
     }
 
     private static void grantDblinkToTheLogin(AuditFixture f) throws SQLException {
-        try (Connection c = f.asSuperuser(); Statement s = c.createStatement()) {
-            s.execute("GRANT EXECUTE ON FUNCTION fencing.dblink_connect(text, text), fencing.dblink_exec(text, text) TO "
-                    + AuditFixture.APP);
-            assertThat(AuditFixture.text(s, "SELECT fencing.audit_dblink_refusal() IS NULL")).isEqualTo("t");
+        try (Connection c = f.asSuperuser();
+                Statement s = c.createStatement()) {
+            s.execute(
+                    "GRANT EXECUTE ON FUNCTION fencing.dblink_connect(text, text), fencing.dblink_exec(text, text) TO "
+                            + AuditFixture.APP);
+            assertThat(AuditFixture.text(s, "SELECT fencing.audit_dblink_refusal() IS NULL"))
+                    .isEqualTo("t");
         }
     }
 

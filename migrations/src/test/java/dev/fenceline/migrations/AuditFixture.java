@@ -29,6 +29,7 @@ final class AuditFixture implements AutoCloseable {
     final TestDatabase db;
     /** The role that ran the migrations and owns schema fencing. */
     final String owner;
+
     final String ownerPassword;
 
     private AuditFixture(PostgresServer server, TestDatabase db, String owner, String ownerPassword) {
@@ -39,7 +40,8 @@ final class AuditFixture implements AutoCloseable {
     }
 
     static PostgresServer startPasswordServer(int maxConnections) {
-        return PostgresServer.start(PostgresServer.Options.defaults().passwordAuth(true).maxConnections(maxConnections));
+        return PostgresServer.start(
+                PostgresServer.Options.defaults().passwordAuth(true).maxConnections(maxConnections));
     }
 
     /** The audit writer's password where a test sets it (every database of a cluster gets the same one). */
@@ -49,12 +51,14 @@ final class AuditFixture implements AutoCloseable {
      * Migrated by the superuser (a self-managed server). The first database migrated in a cluster sets the audit
      * writer up by itself; {@code configureWriter} sets it up explicitly (needed for later databases).
      */
-    static AuditFixture superuserOwned(PostgresServer server, String name, boolean configureWriter) throws SQLException {
+    static AuditFixture superuserOwned(PostgresServer server, String name, boolean configureWriter)
+            throws SQLException {
         TestDatabase db = server.createDatabase(name);
         FencingMigrations.migrate(db.dataSource());
         AuditFixture f = new AuditFixture(server, db, server.superuser(), server.superuserPassword());
         if (configureWriter) {
-            try (Connection c = f.asOwner(); Statement s = c.createStatement()) {
+            try (Connection c = f.asOwner();
+                    Statement s = c.createStatement()) {
                 s.execute("SELECT fencing.configure_audit_writer('" + AUDIT_WRITER_PASSWORD + "')");
             }
         }
@@ -70,17 +74,19 @@ final class AuditFixture implements AutoCloseable {
             throws SQLException {
         server.createLoginRole(owner, ownerPassword, "pg_signal_backend");
         TestDatabase db = server.createDatabase(name);
-        try (Connection c = server.superuserConnection(db.name()); Statement s = c.createStatement()) {
+        try (Connection c = server.superuserConnection(db.name());
+                Statement s = c.createStatement()) {
             s.execute("ALTER ROLE " + owner + " NOSUPERUSER CREATEROLE");
             s.execute("GRANT CREATE ON DATABASE " + db.name() + " TO " + owner);
-            s.execute("GRANT CREATE ON SCHEMA public TO " + owner);   // PostgreSQL 15: not granted to PUBLIC
+            s.execute("GRANT CREATE ON SCHEMA public TO " + owner); // PostgreSQL 15: not granted to PUBLIC
         }
         PGSimpleDataSource ds = new PGSimpleDataSource();
         ds.setUrl(db.jdbcUrl());
         ds.setUser(owner);
         ds.setPassword(ownerPassword);
         FencingMigrations.migrate(ds);
-        try (Connection c = server.superuserConnection(db.name()); Statement s = c.createStatement()) {
+        try (Connection c = server.superuserConnection(db.name());
+                Statement s = c.createStatement()) {
             s.execute("CREATE EXTENSION IF NOT EXISTS dblink WITH SCHEMA fencing");
             s.execute("REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA fencing FROM PUBLIC");
             s.execute("GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA fencing TO " + owner);
@@ -93,7 +99,8 @@ final class AuditFixture implements AutoCloseable {
 
     private void protectAndEnter() throws SQLException {
         server.createLoginRole(APP, APP_PASSWORD, "fencing_app");
-        try (Connection c = asOwner(); Statement s = c.createStatement()) {
+        try (Connection c = asOwner();
+                Statement s = c.createStatement()) {
             s.execute("CREATE TABLE public.payment (id bigint PRIMARY KEY, amount bigint NOT NULL)");
             s.execute("SELECT fencing.protect_table('public.payment', '" + RESOURCE + "')");
             s.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON public.payment TO fencing_app");
@@ -124,10 +131,24 @@ final class AuditFixture implements AutoCloseable {
 
     /** Runs SQL through psql on the local socket as the application role (password from PGPASSWORD). */
     Processes.Result psqlOnSocket(String sql, String applicationName) {
-        return Processes.run(List.of(server.binDir().resolve("psql").toString(), "-X", "-v", "ON_ERROR_STOP=1",
-                        "-h", server.socketDirectory().toString(), "-p", Integer.toString(server.port()),
-                        "-U", APP, "-d", db.name(), "-c", sql),
-                Duration.ofSeconds(30), null,
+        return Processes.run(
+                List.of(
+                        server.binDir().resolve("psql").toString(),
+                        "-X",
+                        "-v",
+                        "ON_ERROR_STOP=1",
+                        "-h",
+                        server.socketDirectory().toString(),
+                        "-p",
+                        Integer.toString(server.port()),
+                        "-U",
+                        APP,
+                        "-d",
+                        db.name(),
+                        "-c",
+                        sql),
+                Duration.ofSeconds(30),
+                null,
                 Map.of("PGPASSWORD", APP_PASSWORD, "PGAPPNAME", applicationName, "PGCONNECT_TIMEOUT", "10"));
     }
 
@@ -137,7 +158,9 @@ final class AuditFixture implements AutoCloseable {
     }
 
     String text(String sql) throws SQLException {
-        try (Connection c = asSuperuser(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+        try (Connection c = asSuperuser();
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery(sql)) {
             rs.next();
             return rs.getString(1);
         }

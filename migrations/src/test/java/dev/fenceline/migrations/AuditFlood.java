@@ -27,9 +27,18 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class AuditFlood {
     /** What a flood did. Latencies are per statement as the client saw them (send to refusal received). */
-    record Result(int connections, int total, long refused, long otherErrors, List<String> otherErrorSamples,
-                  long elapsedNanos, long[] latenciesNanos, int maxAuditBackends, int maxAuditBackendsNotWriterRole,
-                  int maxClientBackends, int usableSlots) {
+    record Result(
+            int connections,
+            int total,
+            long refused,
+            long otherErrors,
+            List<String> otherErrorSamples,
+            long elapsedNanos,
+            long[] latenciesNanos,
+            int maxAuditBackends,
+            int maxAuditBackendsNotWriterRole,
+            int maxClientBackends,
+            int usableSlots) {
         double perSecond() {
             return refused * 1e9 / elapsedNanos;
         }
@@ -47,13 +56,12 @@ final class AuditFlood {
         }
     }
 
-    private AuditFlood() {
-    }
+    private AuditFlood() {}
 
     static Result run(AuditFixture f, int connections, int total, Duration timeout) throws Exception {
         if (connections < 1 || total < connections) {
-            throw new IllegalArgumentException("need 1 <= connections <= total, got connections=" + connections
-                    + " total=" + total);
+            throw new IllegalArgumentException(
+                    "need 1 <= connections <= total, got connections=" + connections + " total=" + total);
         }
         AtomicLong refused = new AtomicLong();
         AtomicLong other = new AtomicLong();
@@ -65,9 +73,12 @@ final class AuditFlood {
         AtomicInteger maxAuditOther = new AtomicInteger();
         AtomicInteger maxClients = new AtomicInteger();
         int usableSlots;
-        try (Connection c = f.asSuperuser(); Statement s = c.createStatement()) {
-            usableSlots = Integer.parseInt(AuditFixture.text(s, "SELECT current_setting('max_connections')::int"
-                    + " - current_setting('superuser_reserved_connections')::int"));
+        try (Connection c = f.asSuperuser();
+                Statement s = c.createStatement()) {
+            usableSlots = Integer.parseInt(AuditFixture.text(
+                    s,
+                    "SELECT current_setting('max_connections')::int"
+                            + " - current_setting('superuser_reserved_connections')::int"));
         }
 
         ExecutorService pool = Executors.newFixedThreadPool(connections + 1);
@@ -75,13 +86,15 @@ final class AuditFlood {
         CountDownLatch go = new CountDownLatch(1);
         List<java.util.concurrent.Future<?>> workers = new ArrayList<>();
         java.util.concurrent.Future<?> monitor = pool.submit(() -> {
-            try (Connection c = f.asSuperuser(); Statement s = c.createStatement()) {
+            try (Connection c = f.asSuperuser();
+                    Statement s = c.createStatement()) {
                 while (!done.get()) {
-                    try (ResultSet rs = s.executeQuery("SELECT count(*) FILTER (WHERE application_name = 'fencing_audit'),"
-                            + " count(*) FILTER (WHERE application_name = 'fencing_audit'"
-                            + "                    AND usename IS DISTINCT FROM 'fencing_auditor_writer'),"
-                            + " count(*) FILTER (WHERE backend_type = 'client backend')"
-                            + " FROM pg_stat_activity")) {
+                    try (ResultSet rs =
+                            s.executeQuery("SELECT count(*) FILTER (WHERE application_name = 'fencing_audit'),"
+                                    + " count(*) FILTER (WHERE application_name = 'fencing_audit'"
+                                    + "                    AND usename IS DISTINCT FROM 'fencing_auditor_writer'),"
+                                    + " count(*) FILTER (WHERE backend_type = 'client backend')"
+                                    + " FROM pg_stat_activity")) {
                         rs.next();
                         maxAudit.accumulateAndGet(rs.getInt(1), Math::max);
                         maxAuditOther.accumulateAndGet(rs.getInt(2), Math::max);
@@ -97,8 +110,10 @@ final class AuditFlood {
             int share = w == connections - 1 ? total - perConnection * (connections - 1) : perConnection;
             String applicationName = "flood-" + w;
             workers.add(pool.submit(() -> {
-                try (Connection c = f.asApp(applicationName); Statement s = c.createStatement();
-                     PreparedStatement insert = c.prepareStatement("INSERT INTO payment (id, amount) VALUES (?, 1)")) {
+                try (Connection c = f.asApp(applicationName);
+                        Statement s = c.createStatement();
+                        PreparedStatement insert =
+                                c.prepareStatement("INSERT INTO payment (id, amount) VALUES (?, 1)")) {
                     s.execute("SET fencing.term = '4'");
                     ready.countDown();
                     go.await();
@@ -146,13 +161,23 @@ final class AuditFlood {
             done.set(true);
             pool.shutdown();
             if (!pool.awaitTermination(30, TimeUnit.SECONDS)) {
-                pool.shutdownNow();   // a timed-out flood: interrupt what is left (its connections close)
+                pool.shutdownNow(); // a timed-out flood: interrupt what is left (its connections close)
             }
         }
         monitor.get(10, TimeUnit.SECONDS);
         long[] measured = Arrays.copyOf(latencies, Math.min(next.get(), total));
         Arrays.sort(measured);
-        return new Result(connections, total, refused.get(), other.get(), List.copyOf(samples), elapsed, measured,
-                maxAudit.get(), maxAuditOther.get(), maxClients.get(), usableSlots);
+        return new Result(
+                connections,
+                total,
+                refused.get(),
+                other.get(),
+                List.copyOf(samples),
+                elapsed,
+                measured,
+                maxAudit.get(),
+                maxAuditOther.get(),
+                maxClients.get(),
+                usableSlots);
     }
 }

@@ -18,14 +18,18 @@ public final class AuditFloodBenchmark {
     private static final int CONNECTIONS = Integer.getInteger("bench.connections", 16);
     private static final int SINGLE = Integer.getInteger("bench.single", 2_000);
 
-    private AuditFloodBenchmark() {
-    }
+    private AuditFloodBenchmark() {}
 
     public static void main(String[] args) throws Exception {
-        try (PostgresServer server = PostgresServer.start(PostgresServer.Options.defaults().durable(true)
-                .passwordAuth(true).maxConnections(CONNECTIONS * 2 + 20))) {
-            System.out.printf(Locale.ROOT, "audit flood benchmark: %s, durable, scram-sha-256, PostgreSQL on %d cores%n",
-                    server.description(), Runtime.getRuntime().availableProcessors());
+        try (PostgresServer server = PostgresServer.start(PostgresServer.Options.defaults()
+                .durable(true)
+                .passwordAuth(true)
+                .maxConnections(CONNECTIONS * 2 + 20))) {
+            System.out.printf(
+                    Locale.ROOT,
+                    "audit flood benchmark: %s, durable, scram-sha-256, PostgreSQL on %d cores%n",
+                    server.description(),
+                    Runtime.getRuntime().availableProcessors());
             run(server, "warm-up", 1, Math.min(SINGLE, 500), true);
             // The same rejections with no audit connection (dblink dropped: server log line + counter only): what
             // the rejection itself costs, so the audit's share can be read off.
@@ -40,20 +44,33 @@ public final class AuditFloodBenchmark {
             throws Exception {
         try (AuditFixture f = AuditFixture.superuserOwned(server, "audit_bench", true)) {
             if (!audited) {
-                try (java.sql.Connection c = f.asSuperuser(); java.sql.Statement s = c.createStatement()) {
+                try (java.sql.Connection c = f.asSuperuser();
+                        java.sql.Statement s = c.createStatement()) {
                     s.execute("DROP EXTENSION dblink CASCADE");
                 }
             }
             AuditFlood.Result r = AuditFlood.run(f, connections, total, Duration.ofMinutes(20));
             long rows = f.count("SELECT count(*) FROM fencing.rejected_write");
-            System.out.printf(Locale.ROOT,
+            System.out.printf(
+                    Locale.ROOT,
                     "%-15s connections=%2d rejections=%6d refused=%6d audited_rows=%6d other_errors=%d"
                             + " elapsed=%.2fs  %.0f audited rejections/s  per rejection: mean %.2f ms, p50 %.2f ms,"
                             + " p99 %.2f ms, max %.2f ms  (server time per rejection %.3f ms)  audit connections max %d"
                             + " (not fencing_auditor_writer: %d)%n",
-                    label, connections, total, r.refused(), rows, r.otherErrors(), r.elapsedNanos() / 1e9,
-                    rows * 1e9 / r.elapsedNanos(), r.meanMillis(), r.percentileMillis(50), r.percentileMillis(99),
-                    r.percentileMillis(100), r.elapsedNanos() / 1e6 / total, r.maxAuditBackends(),
+                    label,
+                    connections,
+                    total,
+                    r.refused(),
+                    rows,
+                    r.otherErrors(),
+                    r.elapsedNanos() / 1e9,
+                    rows * 1e9 / r.elapsedNanos(),
+                    r.meanMillis(),
+                    r.percentileMillis(50),
+                    r.percentileMillis(99),
+                    r.percentileMillis(100),
+                    r.elapsedNanos() / 1e6 / total,
+                    r.maxAuditBackends(),
                     r.maxAuditBackendsNotWriterRole());
             if (r.refused() != total || r.otherErrors() != 0 || (audited && rows != total)) {
                 System.out.println("  NOT every rejection audited exactly once: " + r.otherErrorSamples());

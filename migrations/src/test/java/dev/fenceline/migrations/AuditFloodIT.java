@@ -47,22 +47,30 @@ class AuditFloodIT {
     void everyStaleWriteOfAFloodIsAuditedExactlyOnceWithoutAConnectionStorm() throws Exception {
         AuditFlood.Result r = AuditFlood.run(f, CONNECTIONS, TOTAL, Duration.ofMinutes(5));
 
-        assertThat(r.otherErrorSamples()).as("errors other than FL001 (e.g. too many connections)").isEmpty();
+        assertThat(r.otherErrorSamples())
+                .as("errors other than FL001 (e.g. too many connections)")
+                .isEmpty();
         assertThat(r.otherErrors()).isZero();
         assertThat(r.refused()).isEqualTo(TOTAL);
         assertThat(f.count("SELECT count(*) FROM fencing.rejected_write WHERE reason = 'stale_term'"
-                + " AND source = 'trigger' AND offered_term = 4 AND highest_accepted = 5 AND db_user = 'audit_app'"
-                + " AND application_name LIKE 'flood-%'")).isEqualTo(TOTAL);
+                        + " AND source = 'trigger' AND offered_term = 4 AND highest_accepted = 5 AND db_user = 'audit_app'"
+                        + " AND application_name LIKE 'flood-%'"))
+                .isEqualTo(TOTAL);
         assertThat(f.count("SELECT count(*) FROM fencing.rejected_write")).isEqualTo(TOTAL);
         assertThat(f.text("SELECT trigger_counted || '/' || trigger_not_audited FROM fencing.rejection_counts"
-                + " WHERE reason = 'stale_term'")).isEqualTo(TOTAL + "/0");
+                        + " WHERE reason = 'stale_term'"))
+                .isEqualTo(TOTAL + "/0");
         assertThat(f.count("SELECT count(*) FROM payment")).isZero();
 
-        assertThat(r.maxAuditBackends()).as("audit connections: one kept per flooding backend at most")
-                .isPositive().isLessThanOrEqualTo(CONNECTIONS);
-        assertThat(r.maxAuditBackendsNotWriterRole()).as("audit connections not logged in as fencing_auditor_writer")
+        assertThat(r.maxAuditBackends())
+                .as("audit connections: one kept per flooding backend at most")
+                .isPositive()
+                .isLessThanOrEqualTo(CONNECTIONS);
+        assertThat(r.maxAuditBackendsNotWriterRole())
+                .as("audit connections not logged in as fencing_auditor_writer")
                 .isZero();
-        assertThat(r.maxClientBackends()).as("client backends vs. slots left outside the superuser reserve")
+        assertThat(r.maxClientBackends())
+                .as("client backends vs. slots left outside the superuser reserve")
                 .isLessThanOrEqualTo(r.usableSlots());
     }
 }

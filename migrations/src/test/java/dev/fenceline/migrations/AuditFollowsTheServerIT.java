@@ -32,14 +32,14 @@ class AuditFollowsTheServerIT {
         try (PostgresServer primary = PostgresServer.start(PostgresServer.Options.defaults())) {
             AuditFixture f = AuditFixture.superuserOwned(primary, "audit_failover", true);
             String database = f.db.name();
-            try (PostgresServer standby = PostgresStandby.start(primary, "audit_standby",
-                    PostgresStandby.Mode.SYNCHRONOUS)) {
+            try (PostgresServer standby =
+                    PostgresStandby.start(primary, "audit_standby", PostgresStandby.Mode.SYNCHRONOUS)) {
                 primary.crash();
                 standby.promote();
 
                 String url = "jdbc:postgresql://" + standby.host() + ":" + standby.port() + "/" + database;
                 try (Connection c = DriverManager.getConnection(url, appLogin("after-failover"));
-                     Statement s = c.createStatement()) {
+                        Statement s = c.createStatement()) {
                     s.execute("SET fencing.term = '4'");
                     assertThatThrownBy(() -> s.execute("INSERT INTO payment VALUES (1, 1)"))
                             .isInstanceOfSatisfying(SQLException.class, e -> {
@@ -47,10 +47,15 @@ class AuditFollowsTheServerIT {
                                 assertThat(e.getMessage()).contains("audited=t");
                             });
                 }
-                try (Connection c = standby.superuserConnection(database); Statement s = c.createStatement()) {
-                    assertThat(AuditFixture.text(s, "SELECT count(*) FROM fencing.rejected_write WHERE resource = 'ledger'"
-                            + " AND reason = 'stale_term' AND source = 'trigger' AND offered_term = 4 AND highest_accepted = 5"
-                            + " AND table_name = '" + TABLE + "' AND application_name = 'after-failover'")).isEqualTo("1");
+                try (Connection c = standby.superuserConnection(database);
+                        Statement s = c.createStatement()) {
+                    assertThat(AuditFixture.text(
+                                    s,
+                                    "SELECT count(*) FROM fencing.rejected_write WHERE resource = 'ledger'"
+                                            + " AND reason = 'stale_term' AND source = 'trigger' AND offered_term = 4 AND highest_accepted = 5"
+                                            + " AND table_name = '" + TABLE
+                                            + "' AND application_name = 'after-failover'"))
+                            .isEqualTo("1");
                     assertThat(AuditFixture.text(s, "SELECT fencing.audit_path()"))
                             .startsWith("dblink as fencing_auditor_writer (this server's own address 127.0.0.1:"
                                     + standby.port());
@@ -69,14 +74,14 @@ class AuditFollowsTheServerIT {
         try (PostgresServer primary = PostgresServer.start(PostgresServer.Options.defaults())) {
             AuditFixture f = AuditFixture.superuserOwned(primary, "audit_split", true);
             String database = f.db.name();
-            try (PostgresServer standby = PostgresStandby.start(primary, "audit_split_standby",
-                    PostgresStandby.Mode.ASYNCHRONOUS)) {
-                standby.promote();   // the old primary is not stopped
+            try (PostgresServer standby =
+                    PostgresStandby.start(primary, "audit_split_standby", PostgresStandby.Mode.ASYNCHRONOUS)) {
+                standby.promote(); // the old primary is not stopped
 
                 String url = "jdbc:postgresql://" + standby.host() + ":" + standby.port() + "/" + database;
-                for (int attempt = 1; attempt <= 2; attempt++) {   // the second reuses the backend's kept connection
+                for (int attempt = 1; attempt <= 2; attempt++) { // the second reuses the backend's kept connection
                     try (Connection c = DriverManager.getConnection(url, appLogin("split-brain"));
-                         Statement s = c.createStatement()) {
+                            Statement s = c.createStatement()) {
                         s.execute("SET fencing.term = '4'");
                         for (int write = 1; write <= 2; write++) {
                             int id = attempt * 10 + write;
@@ -90,13 +95,20 @@ class AuditFollowsTheServerIT {
                 }
                 String rows = "SELECT count(*) FROM fencing.rejected_write WHERE resource = 'ledger'"
                         + " AND reason = 'stale_term' AND source = 'trigger' AND application_name = 'split-brain'";
-                try (Connection c = standby.superuserConnection(database); Statement s = c.createStatement()) {
+                try (Connection c = standby.superuserConnection(database);
+                        Statement s = c.createStatement()) {
                     assertThat(AuditFixture.text(s, rows)).isEqualTo("4");
-                    assertThat(AuditFixture.text(s, "SELECT trigger_not_audited FROM fencing.rejection_counts"
-                            + " WHERE reason = 'stale_term'")).isEqualTo("0");
+                    assertThat(AuditFixture.text(
+                                    s,
+                                    "SELECT trigger_not_audited FROM fencing.rejection_counts"
+                                            + " WHERE reason = 'stale_term'"))
+                            .isEqualTo("0");
                     // The application role can neither compute the condition for another backend nor send it.
-                    assertThat(AuditFixture.text(s, "SELECT has_function_privilege('" + APP
-                            + "', 'fencing.audit_here_condition()', 'EXECUTE')")).isEqualTo("f");
+                    assertThat(AuditFixture.text(
+                                    s,
+                                    "SELECT has_function_privilege('" + APP
+                                            + "', 'fencing.audit_here_condition()', 'EXECUTE')"))
+                            .isEqualTo("f");
                     assertThat(AuditFixture.text(s, "SELECT fencing.audit_path()"))
                             .startsWith("dblink as fencing_auditor_writer (this server's own address 127.0.0.1:"
                                     + standby.port())
@@ -106,27 +118,53 @@ class AuditFollowsTheServerIT {
                 // A client on the local socket: the backend has no address of this server to follow, so the foreign
                 // server is the only target, and it reaches the old primary. Nothing is written there; the rejection
                 // is counted and logged here, with the reason.
-                Processes.Result psql = Processes.run(List.of(standby.binDir().resolve("psql").toString(), "-X",
-                                "-v", "ON_ERROR_STOP=1", "-h", standby.socketDirectory().toString(),
-                                "-p", Integer.toString(standby.port()), "-U", APP, "-d", database,
-                                "-c", "SET fencing.term = '4'", "-c", "INSERT INTO payment VALUES (99, 1)"),
-                        Duration.ofSeconds(30), null,
+                Processes.Result psql = Processes.run(
+                        List.of(
+                                standby.binDir().resolve("psql").toString(),
+                                "-X",
+                                "-v",
+                                "ON_ERROR_STOP=1",
+                                "-h",
+                                standby.socketDirectory().toString(),
+                                "-p",
+                                Integer.toString(standby.port()),
+                                "-U",
+                                APP,
+                                "-d",
+                                database,
+                                "-c",
+                                "SET fencing.term = '4'",
+                                "-c",
+                                "INSERT INTO payment VALUES (99, 1)"),
+                        Duration.ofSeconds(30),
+                        null,
                         Map.of("PGPASSWORD", APP_PASSWORD, "PGAPPNAME", "split-brain-socket"));
                 assertThat(psql.ok()).as(psql.stdout()).isFalse();
                 assertThat(psql.stderr()).contains("audited=f");
-                try (Connection c = standby.superuserConnection(database); Statement s = c.createStatement()) {
-                    assertThat(AuditFixture.text(s, "SELECT count(*) FROM fencing.rejected_write"
-                            + " WHERE application_name = 'split-brain-socket'")).isEqualTo("0");
-                    assertThat(AuditFixture.text(s, "SELECT trigger_not_audited FROM fencing.rejection_counts"
-                            + " WHERE reason = 'stale_term'")).isEqualTo("1");
+                try (Connection c = standby.superuserConnection(database);
+                        Statement s = c.createStatement()) {
+                    assertThat(AuditFixture.text(
+                                    s,
+                                    "SELECT count(*) FROM fencing.rejected_write"
+                                            + " WHERE application_name = 'split-brain-socket'"))
+                            .isEqualTo("0");
+                    assertThat(AuditFixture.text(
+                                    s,
+                                    "SELECT trigger_not_audited FROM fencing.rejection_counts"
+                                            + " WHERE reason = 'stale_term'"))
+                            .isEqualTo("1");
                 }
-                assertThat(Files.readString(standby.logFile())).contains("fencing: rejected write not audited in"
-                        + " fencing.rejected_write (the audit connection reached another server, not this one");
+                assertThat(Files.readString(standby.logFile()))
+                        .contains("fencing: rejected write not audited in"
+                                + " fencing.rejected_write (the audit connection reached another server, not this one");
 
-                try (Connection c = primary.superuserConnection(database); Statement s = c.createStatement()) {
-                    assertThat(AuditFixture.text(s, "SELECT pg_is_in_recovery()")).isEqualTo("f");
+                try (Connection c = primary.superuserConnection(database);
+                        Statement s = c.createStatement()) {
+                    assertThat(AuditFixture.text(s, "SELECT pg_is_in_recovery()"))
+                            .isEqualTo("f");
                     assertThat(AuditFixture.text(s, rows)).isEqualTo("0");
-                    assertThat(AuditFixture.text(s, "SELECT count(*) FROM fencing.rejected_write")).isEqualTo("0");
+                    assertThat(AuditFixture.text(s, "SELECT count(*) FROM fencing.rejected_write"))
+                            .isEqualTo("0");
                     assertThat(AuditFixture.text(s, "SELECT fencing.audit_path()"))
                             .isEqualTo("dblink as fencing_auditor_writer (foreign server fencing_audit_loopback)");
                 }

@@ -37,6 +37,7 @@ class AuditFunctionsOutOfReachIT {
     private static final String GLASS_PASSWORD = "glass-password-0123456789";
     /** The allow-list: an application role may execute these functions that reach fencing.rejected_write. */
     private static final Set<String> ALLOWED = Set.of("record_rejection", "enter");
+
     private static final Pattern DIRECT_INSERT =
             Pattern.compile("(?is)insert\\s+into\\s+(fencing\\.)?\"?rejected_write\"?");
 
@@ -75,13 +76,17 @@ class AuditFunctionsOutOfReachIT {
             {"'pg_catalog.pg_authid'", "'DROP DATABASE production'", "|"},
             {"'" + AuditFixture.TABLE + "'", "'UPDATE'", AuditFixture.TABLE + "|UPDATE"},
             {"'payment'", "'SETTLE_BATCH'", "payment|SETTLE_BATCH"},
-            {"'public.not_a_table'", "'update'", "|"}};
-        try (Connection c = f.asApp("writer-audit-claims"); Statement s = c.createStatement()) {
+            {"'public.not_a_table'", "'update'", "|"}
+        };
+        try (Connection c = f.asApp("writer-audit-claims");
+                Statement s = c.createStatement()) {
             for (String[] claim : cases) {
-                String id = AuditFixture.text(s, "SELECT fencing.record_rejection('" + AuditFixture.RESOURCE + "', 4,"
-                        + " NULL, 'writer-a', " + claim[0] + ", " + claim[1] + ", 'k', NULL)");
+                String id = AuditFixture.text(
+                        s,
+                        "SELECT fencing.record_rejection('" + AuditFixture.RESOURCE + "', 4," + " NULL, 'writer-a', "
+                                + claim[0] + ", " + claim[1] + ", 'k', NULL)");
                 assertThat(f.text("SELECT coalesce(table_name, '') || '|' || coalesce(operation, '')"
-                        + " FROM fencing.rejected_write WHERE id = " + id))
+                                + " FROM fencing.rejected_write WHERE id = " + id))
                         .as("recorded table and operation for the claim %s, %s", claim[0], claim[1])
                         .isEqualTo(claim[2]);
             }
@@ -96,7 +101,8 @@ class AuditFunctionsOutOfReachIT {
     @Test
     void noApplicationLoginCanCallTheTriggersAuditWriterAndNoRowIsWritten() throws Exception {
         boolean exists = f.count("SELECT count(*) FROM pg_proc WHERE pronamespace = 'fencing'::regnamespace"
-                + " AND proname = 'audit_autonomously'") > 0;
+                        + " AND proname = 'audit_autonomously'")
+                > 0;
         List<String> reached = new ArrayList<>();
         Map<String, String[]> logins = new LinkedHashMap<>();
         logins.put("fencing_app login " + AuditFixture.APP, new String[] {AuditFixture.APP, AuditFixture.APP_PASSWORD});
@@ -106,7 +112,7 @@ class AuditFunctionsOutOfReachIT {
             String state;
             String message;
             try (Connection c = f.as(login.getValue()[0], login.getValue()[1], "forged-audit");
-                 Statement s = c.createStatement()) {
+                    Statement s = c.createStatement()) {
                 s.execute("SELECT fencing.audit_autonomously('" + AuditFixture.RESOURCE + "', 4, 'forger',"
                         + " 'public.payment', 'UPDATE', 'stale_term')");
                 state = "none (the call returned)";
@@ -118,10 +124,12 @@ class AuditFunctionsOutOfReachIT {
             long written = auditRows() - before;
             boolean refused = "42501".equals(state) || (!exists && "42883".equals(state));
             if (!refused || written != 0) {
-                reached.add(login.getKey() + ": SQLSTATE " + state + " " + message + "; audit rows written: " + written);
+                reached.add(
+                        login.getKey() + ": SQLSTATE " + state + " " + message + "; audit rows written: " + written);
             }
         }
-        assertThat(reached).as("application logins calling fencing.audit_autonomously(...) (expected 42501 and no row)")
+        assertThat(reached)
+                .as("application logins calling fencing.audit_autonomously(...) (expected 42501 and no row)")
                 .isEmpty();
     }
 
@@ -133,21 +141,21 @@ class AuditFunctionsOutOfReachIT {
      */
     @Test
     void noFunctionThatWritesTheAuditIsExecutableByAnApplicationRoleOrPublicButTheWritersEntries() throws Exception {
-        record Fn(String signature, String name, String source, boolean callable, String executableBy) {
-        }
+        record Fn(String signature, String name, String source, boolean callable, String executableBy) {}
         List<Fn> functions = new ArrayList<>();
-        try (Connection c = f.asSuperuser(); Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery("SELECT p.oid::regprocedure::text, p.proname, coalesce(p.prosrc, ''),"
-                     + " p.prorettype NOT IN ('trigger'::regtype, 'event_trigger'::regtype),"
-                     + " concat_ws(', ',"
-                     + "   CASE WHEN has_function_privilege('public', p.oid, 'EXECUTE') THEN 'PUBLIC' END,"
-                     + "   CASE WHEN has_function_privilege('fencing_app', p.oid, 'EXECUTE') THEN 'fencing_app' END,"
-                     + "   CASE WHEN has_function_privilege('fencing_break_glass', p.oid, 'EXECUTE')"
-                     + "        THEN 'fencing_break_glass' END)"
-                     + " FROM pg_proc p WHERE p.pronamespace = 'fencing'::regnamespace")) {
+        try (Connection c = f.asSuperuser();
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT p.oid::regprocedure::text, p.proname, coalesce(p.prosrc, ''),"
+                        + " p.prorettype NOT IN ('trigger'::regtype, 'event_trigger'::regtype),"
+                        + " concat_ws(', ',"
+                        + "   CASE WHEN has_function_privilege('public', p.oid, 'EXECUTE') THEN 'PUBLIC' END,"
+                        + "   CASE WHEN has_function_privilege('fencing_app', p.oid, 'EXECUTE') THEN 'fencing_app' END,"
+                        + "   CASE WHEN has_function_privilege('fencing_break_glass', p.oid, 'EXECUTE')"
+                        + "        THEN 'fencing_break_glass' END)"
+                        + " FROM pg_proc p WHERE p.pronamespace = 'fencing'::regnamespace")) {
             while (rs.next()) {
-                functions.add(new Fn(rs.getString(1), rs.getString(2), rs.getString(3), rs.getBoolean(4),
-                        rs.getString(5)));
+                functions.add(
+                        new Fn(rs.getString(1), rs.getString(2), rs.getString(3), rs.getBoolean(4), rs.getString(5)));
             }
         }
         // writer name -> how it reaches the audit
@@ -173,7 +181,9 @@ class AuditFunctionsOutOfReachIT {
                 }
                 for (Map.Entry<String, String> w : names.entrySet()) {
                     if (!w.getKey().equals(fn.name())
-                            && Pattern.compile("\\b" + Pattern.quote(w.getKey()) + "\\s*\\(").matcher(fn.source()).find()) {
+                            && Pattern.compile("\\b" + Pattern.quote(w.getKey()) + "\\s*\\(")
+                                    .matcher(fn.source())
+                                    .find()) {
                         writers.put(fn.signature(), "calls " + w.getValue());
                         grew = true;
                         break;
@@ -181,7 +191,8 @@ class AuditFunctionsOutOfReachIT {
                 }
             }
         }
-        assertThat(writers.keySet()).as("functions found to write the audit (the search itself works)")
+        assertThat(writers.keySet())
+                .as("functions found to write the audit (the search itself works)")
                 .anyMatch(sig -> sig.startsWith("fencing.record_rejection("));
 
         List<String> exposed = new ArrayList<>();
@@ -191,8 +202,11 @@ class AuditFunctionsOutOfReachIT {
                         + ")");
             }
         }
-        assertThat(exposed).as("functions reaching fencing.rejected_write that PUBLIC, fencing_app or"
-                + " fencing_break_glass may execute, beyond the allow-list %s; all audit-writing functions: %s",
-                ALLOWED, writers).isEmpty();
+        assertThat(exposed)
+                .as(
+                        "functions reaching fencing.rejected_write that PUBLIC, fencing_app or"
+                                + " fencing_break_glass may execute, beyond the allow-list %s; all audit-writing functions: %s",
+                        ALLOWED, writers)
+                .isEmpty();
     }
 }

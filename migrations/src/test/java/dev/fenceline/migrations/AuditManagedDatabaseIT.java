@@ -31,10 +31,14 @@ class AuditManagedDatabaseIT {
     void start() throws SQLException {
         server = AuditFixture.startPasswordServer(40);
         f = AuditFixture.managed(server, "audit_managed", OWNER, OWNER_PASSWORD);
-        try (Connection c = f.asOwner(); Statement s = c.createStatement()) {
-            assertThat(text(s, "SELECT rolsuper FROM pg_roles WHERE rolname = current_user")).isEqualTo("f");
-            assertThat(text(s, "SELECT fencing.audit_path()")).startsWith("server log and fencing.rejection_counts only");
-            assertThat(text(s, "SELECT fencing.configure_audit_writer()")).contains("fencing_auditor_writer at 127.0.0.1:");
+        try (Connection c = f.asOwner();
+                Statement s = c.createStatement()) {
+            assertThat(text(s, "SELECT rolsuper FROM pg_roles WHERE rolname = current_user"))
+                    .isEqualTo("f");
+            assertThat(text(s, "SELECT fencing.audit_path()"))
+                    .startsWith("server log and fencing.rejection_counts only");
+            assertThat(text(s, "SELECT fencing.configure_audit_writer()"))
+                    .contains("fencing_auditor_writer at 127.0.0.1:");
         }
     }
 
@@ -59,34 +63,43 @@ class AuditManagedDatabaseIT {
 
     @Test
     void staleAndTermlessRawWritesAreAuditedOverTcpAndOnTheSocketWithoutASuperuser() throws Exception {
-        try (Connection c = f.asOwner(); Statement s = c.createStatement()) {
+        try (Connection c = f.asOwner();
+                Statement s = c.createStatement()) {
             assertThat(text(s, "SELECT fencing.audit_path()"))
                     .isEqualTo("dblink as fencing_auditor_writer (foreign server fencing_audit_loopback)");
         }
-        try (Connection c = f.asApp("managed-tcp"); Statement s = c.createStatement()) {
-            assertThat(rejected(s, "INSERT INTO payment VALUES (1, 1)", "FL002").getMessage()).contains("audited=t");
+        try (Connection c = f.asApp("managed-tcp");
+                Statement s = c.createStatement()) {
+            assertThat(rejected(s, "INSERT INTO payment VALUES (1, 1)", "FL002").getMessage())
+                    .contains("audited=t");
             s.execute("SET fencing.term = '3'");
-            assertThat(rejected(s, "UPDATE payment SET amount = 1", "FL001").getMessage()).contains("audited=t");
+            assertThat(rejected(s, "UPDATE payment SET amount = 1", "FL001").getMessage())
+                    .contains("audited=t");
         }
         Processes.Result r = f.psqlOnSocket("SET fencing.term = '2'; DELETE FROM payment", "managed-socket");
         assertThat(r.exitCode()).as(r.stderr()).isNotZero();
         assertThat(r.stderr()).contains("stale term 2").contains("audited=t");
 
-        assertThat(f.text("SELECT string_agg(reason || ':' || coalesce(offered_term::text, '-') || ':' || highest_accepted"
-                + " || ':' || operation || ':' || db_user || ':' || application_name || ':' || source, ','"
-                + " ORDER BY id) FROM fencing.rejected_write"))
+        assertThat(f.text(
+                        "SELECT string_agg(reason || ':' || coalesce(offered_term::text, '-') || ':' || highest_accepted"
+                                + " || ':' || operation || ':' || db_user || ':' || application_name || ':' || source, ','"
+                                + " ORDER BY id) FROM fencing.rejected_write"))
                 .isEqualTo("no_term:-:5:INSERT:audit_app:managed-tcp:trigger,"
                         + "stale_term:3:5:UPDATE:audit_app:managed-tcp:trigger,"
                         + "stale_term:2:5:DELETE:audit_app:managed-socket:trigger");
-        assertThat(f.text("SELECT sum(trigger_not_audited) FROM fencing.rejection_counts")).isEqualTo("0");
+        assertThat(f.text("SELECT sum(trigger_not_audited) FROM fencing.rejection_counts"))
+                .isEqualTo("0");
     }
 
     @Test
     void theOwnerCannotBeTrickedIntoExposingTheAuditConnection() throws Exception {
-        try (Connection c = f.asSuperuser(); Statement s = c.createStatement()) {
+        try (Connection c = f.asSuperuser();
+                Statement s = c.createStatement()) {
             s.execute("GRANT EXECUTE ON FUNCTION fencing.dblink_exec(text, text) TO PUBLIC");
-            try (Connection o = f.asOwner(); Statement so = o.createStatement()) {
-                assertThat(rejected(so, "SELECT fencing.configure_audit_writer()", "FL003").getMessage())
+            try (Connection o = f.asOwner();
+                    Statement so = o.createStatement()) {
+                assertThat(rejected(so, "SELECT fencing.configure_audit_writer()", "FL003")
+                                .getMessage())
                         .contains("dblink_exec", "PUBLIC");
                 assertThat(text(so, "SELECT fencing.audit_path()")).contains("executable by PUBLIC");
             } finally {
@@ -97,10 +110,16 @@ class AuditManagedDatabaseIT {
 
     @Test
     void settingsAreValidatedForTheOwnerToo() throws Exception {
-        try (Connection c = f.asOwner(); Statement s = c.createStatement()) {
-            assertThat(rejected(s, "UPDATE fencing.settings SET value = '5 secs please' WHERE name = 'advance_timeout'",
-                    "FL003").getMessage()).contains("advance_timeout", "'5 secs please'");
-            assertThat(text(s, "SELECT value FROM fencing.settings WHERE name = 'advance_timeout'")).isEqualTo("5s");
+        try (Connection c = f.asOwner();
+                Statement s = c.createStatement()) {
+            assertThat(rejected(
+                                    s,
+                                    "UPDATE fencing.settings SET value = '5 secs please' WHERE name = 'advance_timeout'",
+                                    "FL003")
+                            .getMessage())
+                    .contains("advance_timeout", "'5 secs please'");
+            assertThat(text(s, "SELECT value FROM fencing.settings WHERE name = 'advance_timeout'"))
+                    .isEqualTo("5s");
         }
     }
 }

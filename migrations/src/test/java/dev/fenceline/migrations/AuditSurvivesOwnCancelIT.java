@@ -33,24 +33,30 @@ class AuditSurvivesOwnCancelIT {
     private static final Logger log = LoggerFactory.getLogger(AuditSurvivesOwnCancelIT.class);
     /** Each attempt offers its own stale term (below this mark), so its audit row is recognisable by offered_term. */
     private static final int MARK = 100_000;
+
     private static final int MAX_TIMEOUT_MS = 60;
     private static final int WRITES_PER_CONNECTION = 2;
     /** Sweeps of 1..MAX_TIMEOUT_MS, stopped early once an unaudited rejection shows. */
     private static final int SWEEPS = 3;
+
     private static final String APPLICATION = "own-cancel-probe";
 
     @Test
     void everyRejectionTheRogueWriterSawDespiteItsOwnStatementTimeoutHasExactlyOneAuditRow() throws Exception {
         try (PostgresServer server = PostgresServer.start(PostgresServer.Options.defaults());
-             AuditFixture f = AuditFixture.superuserOwned(server, "audit_own_cancel", true)) {
-            try (Connection c = f.asOwner(); Statement s = c.createStatement()) {
+                AuditFixture f = AuditFixture.superuserOwned(server, "audit_own_cancel", true)) {
+            try (Connection c = f.asOwner();
+                    Statement s = c.createStatement()) {
                 s.execute("SELECT fencing.enter('" + AuditFixture.RESOURCE + "', " + MARK + ", 'leader-" + MARK + "')");
             }
             Map<Integer, String> outcomeByTerm = new HashMap<>();
             int term = 0;
-            for (int sweep = 0; sweep < SWEEPS && unauditedRejections(f, outcomeByTerm).isEmpty(); sweep++) {
+            for (int sweep = 0;
+                    sweep < SWEEPS && unauditedRejections(f, outcomeByTerm).isEmpty();
+                    sweep++) {
                 for (int timeoutMs = 1; timeoutMs <= MAX_TIMEOUT_MS; timeoutMs++) {
-                    try (Connection c = f.asApp(APPLICATION); Statement s = c.createStatement()) {
+                    try (Connection c = f.asApp(APPLICATION);
+                            Statement s = c.createStatement()) {
                         s.execute("SET statement_timeout = '" + timeoutMs + "ms'");
                         for (int w = 0; w < WRITES_PER_CONNECTION; w++) {
                             term++;
@@ -65,8 +71,10 @@ class AuditSurvivesOwnCancelIT {
             List<String> violations = new ArrayList<>();
             for (Map.Entry<Integer, String> e : outcomeByTerm.entrySet()) {
                 long rows = rowsByTerm.getOrDefault(e.getKey(), 0L);
-                distribution.merge(e.getValue() + (rows == 1 ? ", row" : rows == 0 ? ", no row" : ", " + rows + " rows"),
-                        1, Integer::sum);
+                distribution.merge(
+                        e.getValue() + (rows == 1 ? ", row" : rows == 0 ? ", no row" : ", " + rows + " rows"),
+                        1,
+                        Integer::sum);
                 if (e.getValue().startsWith("FL001") && rows != 1) {
                     violations.add("term " + e.getKey() + ": the client saw " + e.getValue() + " but " + rows
                             + " audit rows exist");
@@ -76,12 +84,19 @@ class AuditSurvivesOwnCancelIT {
             }
             log.info("{} stale writes with statement_timeout 1..{} ms: {}", term, MAX_TIMEOUT_MS, distribution);
 
-            assertThat(f.count("SELECT count(*) FROM public.payment")).as("stale writes committed").isZero();
-            assertThat(rowsByTerm.keySet()).as("rows only for attempted terms")
+            assertThat(f.count("SELECT count(*) FROM public.payment"))
+                    .as("stale writes committed")
+                    .isZero();
+            assertThat(rowsByTerm.keySet())
+                    .as("rows only for attempted terms")
                     .allSatisfy(t -> assertThat(outcomeByTerm).containsKey(t));
-            assertThat(violations).as("rejections without exactly one audit row (outcomes: %s)", distribution).isEmpty();
-            assertThat(outcomeByTerm.values()).as("some statements were rejected, some canceled (outcomes: %s)",
-                    distribution).anyMatch(o -> o.startsWith("FL001")).anyMatch(o -> o.equals("57014"));
+            assertThat(violations)
+                    .as("rejections without exactly one audit row (outcomes: %s)", distribution)
+                    .isEmpty();
+            assertThat(outcomeByTerm.values())
+                    .as("some statements were rejected, some canceled (outcomes: %s)", distribution)
+                    .anyMatch(o -> o.startsWith("FL001"))
+                    .anyMatch(o -> o.equals("57014"));
         }
     }
 
@@ -110,8 +125,10 @@ class AuditSurvivesOwnCancelIT {
             } catch (SQLException e) {
                 String state = e.getSQLState();
                 if ("FL001".equals(state)) {
-                    String detail = e instanceof org.postgresql.util.PSQLException p && p.getServerErrorMessage() != null
-                            ? p.getServerErrorMessage().getDetail() : null;
+                    String detail =
+                            e instanceof org.postgresql.util.PSQLException p && p.getServerErrorMessage() != null
+                                    ? p.getServerErrorMessage().getDetail()
+                                    : null;
                     boolean audited = detail != null && detail.matches("(?s).*audited=t.*");
                     return "FL001 audited=" + (audited ? "t" : "f");
                 }
@@ -128,9 +145,10 @@ class AuditSurvivesOwnCancelIT {
 
     private static Map<Integer, Long> rowsByTerm(AuditFixture f) throws SQLException {
         Map<Integer, Long> rows = new HashMap<>();
-        try (Connection c = f.asSuperuser(); Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery("SELECT offered_term, count(*) FROM fencing.rejected_write"
-                     + " WHERE application_name = '" + APPLICATION + "' GROUP BY offered_term")) {
+        try (Connection c = f.asSuperuser();
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT offered_term, count(*) FROM fencing.rejected_write"
+                        + " WHERE application_name = '" + APPLICATION + "' GROUP BY offered_term")) {
             while (rs.next()) {
                 rows.put(rs.getInt(1), rs.getLong(2));
             }

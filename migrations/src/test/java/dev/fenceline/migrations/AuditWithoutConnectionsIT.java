@@ -36,9 +36,11 @@ class AuditWithoutConnectionsIT {
     @Test
     void aStaleWriteRejectedWhileEveryConnectionSlotIsTakenIsAuditedOrReportedUnauditedCountedAndLogged()
             throws Exception {
-        try (PostgresServer server = PostgresServer.start(PostgresServer.Options.defaults().maxConnections(10));
-             AuditFixture f = AuditFixture.superuserOwned(server, "audit_exhausted", true)) {
-            try (Connection c = f.asOwner(); Statement s = c.createStatement()) {
+        try (PostgresServer server =
+                        PostgresServer.start(PostgresServer.Options.defaults().maxConnections(10));
+                AuditFixture f = AuditFixture.superuserOwned(server, "audit_exhausted", true)) {
+            try (Connection c = f.asOwner();
+                    Statement s = c.createStatement()) {
                 s.execute("SELECT fencing.enter('" + AuditFixture.RESOURCE + "', " + MARK + ", 'leader-" + MARK + "')");
             }
             server.createLoginRole(FILLER, FILLER_PASSWORD);
@@ -48,7 +50,8 @@ class AuditWithoutConnectionsIT {
             SQLException rejection;
             String detail;
             List<Connection> fillers = new ArrayList<>();
-            try (Connection rogue = f.asApp(APPLICATION); Statement s = rogue.createStatement()) {
+            try (Connection rogue = f.asApp(APPLICATION);
+                    Statement s = rogue.createStatement()) {
                 SQLException full = null;
                 while (full == null && fillers.size() < MAX_FILLERS) {
                     try {
@@ -60,7 +63,8 @@ class AuditWithoutConnectionsIT {
                         full = e;
                     }
                 }
-                assertThat((Throwable) full).as("every ordinary connection slot is taken (after %s filler sessions)", fillers.size())
+                assertThat((Throwable) full)
+                        .as("every ordinary connection slot is taken (after %s filler sessions)", fillers.size())
                         .isNotNull();
                 assertThat(full.getSQLState()).as("%s", full.getMessage()).isEqualTo("53300");
 
@@ -75,7 +79,8 @@ class AuditWithoutConnectionsIT {
                     rogue.rollback();
                 }
                 detail = rejection instanceof org.postgresql.util.PSQLException p && p.getServerErrorMessage() != null
-                        ? p.getServerErrorMessage().getDetail() : null;
+                        ? p.getServerErrorMessage().getDetail()
+                        : null;
             } finally {
                 for (Connection c : fillers) {
                     c.close();
@@ -87,21 +92,35 @@ class AuditWithoutConnectionsIT {
                     + "' AND offered_term = " + STALE);
             log.info("stale write with every connection slot taken: {} audit row(s), DETAIL: {}", rows, detail);
             if (rows == 1) {
-                return;                                            // audited after all
+                return; // audited after all
             }
             assertThat(rows).as("audit rows of the rejection").isZero();
-            assertThat(detail).as("the rejection's DETAIL tells the client no row was written").isNotNull()
+            assertThat(detail)
+                    .as("the rejection's DETAIL tells the client no row was written")
+                    .isNotNull()
                     .matches("(?s).*audited=f.*");
-            assertThat(counted(f) - countedBefore).as("fencing.rejection_counts counted the rejection").isEqualTo(1);
+            assertThat(counted(f) - countedBefore)
+                    .as("fencing.rejection_counts counted the rejection")
+                    .isEqualTo(1);
             String serverLog = newLog(server, logBefore);
-            List<String> warnings = entries(serverLog).stream().filter(l -> l.contains("WARNING") && l.contains(APPLICATION)
-                    && l.contains(Integer.toString(STALE))).toList();
-            assertThat(warnings).as("the server log's WARNING about the unaudited rejection (log since the write:%n%s)",
-                    serverLog).isNotEmpty();
+            List<String> warnings = entries(serverLog).stream()
+                    .filter(l ->
+                            l.contains("WARNING") && l.contains(APPLICATION) && l.contains(Integer.toString(STALE)))
+                    .toList();
+            assertThat(warnings)
+                    .as("the server log's WARNING about the unaudited rejection (log since the write:%n%s)", serverLog)
+                    .isNotEmpty();
             log.info("the server log's WARNING: {}", warnings.get(0));
-            assertThat(warnings.get(0)).as("the WARNING carries every field of the rejection")
-                    .contains(AuditFixture.RESOURCE, Integer.toString(STALE), "payment", "UPDATE", "stale_term",
-                            AuditFixture.APP, APPLICATION);
+            assertThat(warnings.get(0))
+                    .as("the WARNING carries every field of the rejection")
+                    .contains(
+                            AuditFixture.RESOURCE,
+                            Integer.toString(STALE),
+                            "payment",
+                            "UPDATE",
+                            "stale_term",
+                            AuditFixture.APP,
+                            APPLICATION);
         }
     }
 

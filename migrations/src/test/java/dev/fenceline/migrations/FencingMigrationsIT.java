@@ -38,8 +38,9 @@ class FencingMigrationsIT {
 
     private static long migrationFiles() {
         try (java.util.stream.Stream<java.nio.file.Path> files =
-                     java.nio.file.Files.list(java.nio.file.Path.of("src/main/resources/db/fencing"))) {
-            return files.filter(f -> f.getFileName().toString().matches("[VR].*__.*\\.sql")).count();
+                java.nio.file.Files.list(java.nio.file.Path.of("src/main/resources/db/fencing"))) {
+            return files.filter(f -> f.getFileName().toString().matches("[VR].*__.*\\.sql"))
+                    .count();
         } catch (java.io.IOException e) {
             throw new java.io.UncheckedIOException(e);
         }
@@ -58,22 +59,30 @@ class FencingMigrationsIT {
 
     @Test
     void migrationsAppliedTwiceAreANoOp() throws Exception {
-        try (Connection c = connect(); Statement s = c.createStatement()) {
+        try (Connection c = connect();
+                Statement s = c.createStatement()) {
             String before = text(s, SCHEMA_FINGERPRINT);
-            String history = text(s, "SELECT string_agg(version || ':' || checksum, ',' ORDER BY installed_rank)"
-                    + " FROM fencing.fencing_schema_history");
+            String history = text(
+                    s,
+                    "SELECT string_agg(version || ':' || checksum, ',' ORDER BY installed_rank)"
+                            + " FROM fencing.fencing_schema_history");
             assertThat(FencingMigrations.migrate(db.dataSource())).isZero();
             assertThat(text(s, SCHEMA_FINGERPRINT)).isEqualTo(before);
-            assertThat(text(s, "SELECT string_agg(version || ':' || checksum, ',' ORDER BY installed_rank)"
-                    + " FROM fencing.fencing_schema_history")).isEqualTo(history);
+            assertThat(text(
+                            s,
+                            "SELECT string_agg(version || ':' || checksum, ',' ORDER BY installed_rank)"
+                                    + " FROM fencing.fencing_schema_history"))
+                    .isEqualTo(history);
             // Coexists with an application's own Flyway: no default history table was created.
-            assertThat(text(s, "SELECT count(*) FROM pg_class WHERE relname = 'flyway_schema_history'")).isEqualTo("0");
+            assertThat(text(s, "SELECT count(*) FROM pg_class WHERE relname = 'flyway_schema_history'"))
+                    .isEqualTo("0");
         }
     }
 
     @Test
     void appRoleCannotUpdateOrDeleteMarksNorChangeAuditAndHistoryExceptThroughFunctions() throws Exception {
-        try (Connection c = connect(); Statement s = c.createStatement()) {
+        try (Connection c = connect();
+                Statement s = c.createStatement()) {
             s.execute("SELECT fencing.register_resource('grants')");
             s.execute("SET ROLE fencing_app");
             denied(s, "UPDATE fencing.high_water_mark SET highest_accepted = 99");
@@ -102,7 +111,8 @@ class FencingMigrationsIT {
 
     @Test
     void auditorIsReadOnly() throws Exception {
-        try (Connection c = connect(); Statement s = c.createStatement()) {
+        try (Connection c = connect();
+                Statement s = c.createStatement()) {
             s.execute("SET ROLE fencing_auditor");
             text(s, "SELECT count(*) FROM fencing.rejected_write");
             text(s, "SELECT count(*) FROM fencing.term_history");
@@ -121,7 +131,8 @@ class FencingMigrationsIT {
 
     @Test
     void publicHasNoAccessToTheSchema() throws Exception {
-        try (Connection c = connect(); Statement s = c.createStatement()) {
+        try (Connection c = connect();
+                Statement s = c.createStatement()) {
             s.execute("DROP ROLE IF EXISTS fencing_it_nobody");
             s.execute("CREATE ROLE fencing_it_nobody NOLOGIN");
             try {
@@ -137,7 +148,9 @@ class FencingMigrationsIT {
     }
 
     private static void denied(Statement s, String sql) {
-        assertThatThrownBy(() -> s.execute(sql)).as(sql)
-                .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("42501"));
+        assertThatThrownBy(() -> s.execute(sql))
+                .as(sql)
+                .isInstanceOfSatisfying(
+                        SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("42501"));
     }
 }

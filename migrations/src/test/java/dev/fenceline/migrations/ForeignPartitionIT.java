@@ -40,7 +40,8 @@ class ForeignPartitionIT {
     void setUp(TestDatabase db) throws SQLException {
         this.db = db;
         FencingMigrations.migrate(db.dataSource());
-        try (Connection c = connect(); Statement s = c.createStatement()) {
+        try (Connection c = connect();
+                Statement s = c.createStatement()) {
             try {
                 s.execute("CREATE EXTENSION IF NOT EXISTS postgres_fdw");
                 s.execute("CREATE SERVER fp_loop FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '"
@@ -84,21 +85,37 @@ class ForeignPartitionIT {
      * The outcome of the DDL that made {@code child} a child of a protected table: refused with FL006 (and {@code child}
      * is then no child), or {@code child} is protected for {@code resource} and a termless write into it is rejected.
      */
-    private void assertRefusedOrProtected(SoftAssertions softly, Statement s, SQLException ddl, String ddlText,
-                                          String child, String parent, String resource, String remote)
+    private void assertRefusedOrProtected(
+            SoftAssertions softly,
+            Statement s,
+            SQLException ddl,
+            String ddlText,
+            String child,
+            String parent,
+            String resource,
+            String remote)
             throws SQLException {
         if (ddl != null) {
-            softly.assertThat(ddl.getSQLState()).as("%s was refused: %s", ddlText, ddl.getMessage()).isEqualTo("FL006");
-            softly.assertThat(text(s, "SELECT count(*) FROM pg_inherits WHERE inhparent = '" + parent + "'::regclass"
-                    + " AND inhrelid = to_regclass('" + child + "')")).as("refused: %s is no child of %s", child, parent)
+            softly.assertThat(ddl.getSQLState())
+                    .as("%s was refused: %s", ddlText, ddl.getMessage())
+                    .isEqualTo("FL006");
+            softly.assertThat(text(
+                            s,
+                            "SELECT count(*) FROM pg_inherits WHERE inhparent = '" + parent + "'::regclass"
+                                    + " AND inhrelid = to_regclass('" + child + "')"))
+                    .as("refused: %s is no child of %s", child, parent)
                     .isEqualTo("0");
             return;
         }
-        softly.assertThat(text(s, "SELECT count(*) FROM pg_trigger WHERE tgrelid = '" + child + "'::regclass"
-                + " AND tgname = 'fencing_guard' AND NOT tgisinternal AND tgenabled <> 'D'"))
-                .as("%s (after %s) carries the enabled fencing_guard trigger", child, ddlText).isEqualTo("1");
+        softly.assertThat(text(
+                        s,
+                        "SELECT count(*) FROM pg_trigger WHERE tgrelid = '" + child + "'::regclass"
+                                + " AND tgname = 'fencing_guard' AND NOT tgisinternal AND tgenabled <> 'D'"))
+                .as("%s (after %s) carries the enabled fencing_guard trigger", child, ddlText)
+                .isEqualTo("1");
         softly.assertThat(text(s, "SELECT resource FROM fencing.protected_table WHERE tbl = '" + child + "'::regclass"))
-                .as("%s (after %s) is listed in fencing.protected_table", child, ddlText).isEqualTo(resource);
+                .as("%s (after %s) is listed in fencing.protected_table", child, ddlText)
+                .isEqualTo(resource);
         if (postgresFdw) {
             String state = null;
             try {
@@ -106,9 +123,12 @@ class ForeignPartitionIT {
             } catch (SQLException e) {
                 state = e.getSQLState();
             }
-            softly.assertThat(state).as("a write straight into %s without a term", child).isEqualTo("FL002");
+            softly.assertThat(state)
+                    .as("a write straight into %s without a term", child)
+                    .isEqualTo("FL002");
             softly.assertThat(text(s, "SELECT count(*) FROM " + remote))
-                    .as("rows that reached the foreign table's far end, %s", remote).isEqualTo("0");
+                    .as("rows that reached the foreign table's far end, %s", remote)
+                    .isEqualTo("0");
         }
     }
 
@@ -123,7 +143,9 @@ class ForeignPartitionIT {
         } catch (SQLException e) {
             failed = e;
         }
-        softly.assertThat((Throwable) failed).as("CREATE TABLE / ALTER TABLE of an unrelated table afterwards").isNull();
+        softly.assertThat((Throwable) failed)
+                .as("CREATE TABLE / ALTER TABLE of an unrelated table afterwards")
+                .isNull();
     }
 
     @Test
@@ -133,7 +155,8 @@ class ForeignPartitionIT {
         String child = "fp_foreign_part_" + n;
         String remote = "fp_remote_" + n;
         String resource = "foreign-part-" + n;
-        try (Connection c = connect(); Statement s = c.createStatement()) {
+        try (Connection c = connect();
+                Statement s = c.createStatement()) {
             try {
                 s.execute("CREATE TABLE " + parent + " (id bigint NOT NULL, note text) PARTITION BY RANGE (id)");
                 s.execute("CREATE TABLE " + parent + "_local PARTITION OF " + parent + " FOR VALUES FROM (0) TO (100)");
@@ -165,7 +188,8 @@ class ForeignPartitionIT {
         String child = "fp_foreign_attached_" + n;
         String remote = "fp_remote_" + n;
         String resource = "foreign-attached-" + n;
-        try (Connection c = connect(); Statement s = c.createStatement()) {
+        try (Connection c = connect();
+                Statement s = c.createStatement()) {
             try {
                 s.execute("CREATE TABLE " + parent + " (id bigint NOT NULL, note text) PARTITION BY RANGE (id)");
                 s.execute("CREATE TABLE " + parent + "_local PARTITION OF " + parent + " FOR VALUES FROM (0) TO (100)");
@@ -200,7 +224,8 @@ class ForeignPartitionIT {
         String child = "fp_foreign_child_" + n;
         String remote = "fp_remote_" + n;
         String resource = "foreign-child-" + n;
-        try (Connection c = connect(); Statement s = c.createStatement()) {
+        try (Connection c = connect();
+                Statement s = c.createStatement()) {
             try {
                 s.execute("CREATE TABLE " + parent + " (id bigint NOT NULL, note text)");
                 s.execute("SELECT fencing.protect_table('" + parent + "', '" + resource + "')");

@@ -34,7 +34,8 @@ class GuardRunsNothingOfTheWritersIT {
         FencingMigrations.migrate(db.dataSource());
         db.server().createLoginRole("gp_outsider", PASSWORD);
         db.server().createLoginRole("gp_app", PASSWORD, "fencing_app");
-        try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
+        try (Connection c = db.dataSource().getConnection();
+                Statement s = c.createStatement()) {
             s.execute("CREATE TABLE gp_ledger (id int PRIMARY KEY, note text)");
             s.execute("SELECT fencing.protect_table('gp_ledger', 'gp')");
             s.execute("GRANT SELECT, INSERT, UPDATE ON gp_ledger TO gp_outsider, gp_app");
@@ -50,14 +51,16 @@ class GuardRunsNothingOfTheWritersIT {
         if (implementation.equals("native")) {
             NativeGuard.assumeLoads(db);
         }
-        try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
+        try (Connection c = db.dataSource().getConnection();
+                Statement s = c.createStatement()) {
             s.execute("SELECT fencing.use_" + implementation + "_guard()");
         }
     }
 
     private String text(String sql) throws SQLException {
-        try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery(sql)) {
+        try (Connection c = db.dataSource().getConnection();
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery(sql)) {
             rs.next();
             return rs.getString(1);
         }
@@ -67,8 +70,10 @@ class GuardRunsNothingOfTheWritersIT {
     @ValueSource(strings = {"plpgsql", "native"})
     void aTemporaryDomainNamedLikeAGuardsTypeRunsNothingAsTheOwner(String implementation) throws Exception {
         use(implementation);
-        String marks = text("SELECT highest_accepted || ' ' || leader_id FROM fencing.high_water_mark WHERE resource = 'gp'");
-        try (Connection c = as("gp_app"); Statement s = c.createStatement()) {
+        String marks =
+                text("SELECT highest_accepted || ' ' || leader_id FROM fencing.high_water_mark WHERE resource = 'gp'");
+        try (Connection c = as("gp_app");
+                Statement s = c.createStatement()) {
             // A domain over text whose CHECK calls the login's own function: resolved as the guard's "text" type when
             // pg_temp comes first on the guard's search path, it would run as the owner of the fencing functions.
             s.execute("CREATE FUNCTION pg_temp.evil(x pg_catalog.text) RETURNS boolean LANGUAGE plpgsql AS"
@@ -81,8 +86,11 @@ class GuardRunsNothingOfTheWritersIT {
             s.execute("INSERT INTO gp_ledger VALUES (" + (implementation.equals("native") ? 2 : 1) + ", 'at 5')");
             c.commit();
         }
-        assertThat(text("SELECT highest_accepted || ' ' || leader_id FROM fencing.high_water_mark WHERE resource = 'gp'"))
-                .as("the mark after a write by a login with its own temporary domains").isEqualTo(marks);
+        assertThat(
+                        text(
+                                "SELECT highest_accepted || ' ' || leader_id FROM fencing.high_water_mark WHERE resource = 'gp'"))
+                .as("the mark after a write by a login with its own temporary domains")
+                .isEqualTo(marks);
     }
 
     @ParameterizedTest
@@ -90,15 +98,18 @@ class GuardRunsNothingOfTheWritersIT {
     void aLoginOutsideFencingAppCannotWriteAtTheCurrentTerm(String implementation) throws Exception {
         use(implementation);
         long before = Long.parseLong(text("SELECT count(*) FROM fencing.rejected_write WHERE resource = 'gp'"));
-        try (Connection c = as("gp_outsider"); Statement s = c.createStatement()) {
+        try (Connection c = as("gp_outsider");
+                Statement s = c.createStatement()) {
             c.setAutoCommit(false);
             s.execute("SET LOCAL fencing.term = '5'");
             assertThatThrownBy(() -> s.execute("INSERT INTO gp_ledger VALUES (10, 'outsider at the current term')"))
-                    .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("42501"));
+                    .isInstanceOfSatisfying(
+                            SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("42501"));
             c.rollback();
         }
         assertThat(text("SELECT count(*) FROM gp_ledger WHERE id = 10")).isEqualTo("0");
         assertThat(Long.parseLong(text("SELECT count(*) FROM fencing.rejected_write WHERE resource = 'gp'")))
-                .as("audited once").isEqualTo(before + 1);
+                .as("audited once")
+                .isEqualTo(before + 1);
     }
 }

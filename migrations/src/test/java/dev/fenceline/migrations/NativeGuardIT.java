@@ -34,7 +34,8 @@ class NativeGuardIT {
     void migrate(TestDatabase db) throws SQLException {
         this.db = db;
         FencingMigrations.migrate(db.dataSource());
-        try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
+        try (Connection c = db.dataSource().getConnection();
+                Statement s = c.createStatement()) {
             s.execute("CREATE TABLE ledger_a (id int PRIMARY KEY)");
             s.execute("CREATE TABLE ledger_b (id int PRIMARY KEY)");
             s.execute("SELECT fencing.protect_table('ledger_a', 'native-guard')");
@@ -58,23 +59,31 @@ class NativeGuardIT {
     @Test
     void aWriteThroughACursorThatLaterFailsInASavepointKeepsTheNativeGuardsFenceLock() throws Exception {
         NativeGuard.assumeLoads(db);
-        try (Connection admin = db.dataSource().getConnection(); Statement a = admin.createStatement()) {
+        try (Connection admin = db.dataSource().getConnection();
+                Statement a = admin.createStatement()) {
             assertThat(text(a, "SELECT fencing.use_native_guard()")).isEqualTo("native");
-            long term = Long.parseLong(text(a, "SELECT highest_accepted + 1 FROM fencing.high_water_mark"
-                    + " WHERE resource = 'native-guard'"));
-            assertThat(text(a, "SELECT fencing.enter('native-guard', " + term + ")")).isEqualTo(Long.toString(term));
-            try (Connection old = db.dataSource().getConnection(); Statement o = old.createStatement()) {
+            long term = Long.parseLong(text(
+                    a,
+                    "SELECT highest_accepted + 1 FROM fencing.high_water_mark" + " WHERE resource = 'native-guard'"));
+            assertThat(text(a, "SELECT fencing.enter('native-guard', " + term + ")"))
+                    .isEqualTo(Long.toString(term));
+            try (Connection old = db.dataSource().getConnection();
+                    Statement o = old.createStatement()) {
                 o.execute("CREATE FUNCTION pg_temp.put(i int) RETURNS int LANGUAGE sql"
                         + " AS $$ INSERT INTO ledger_a VALUES (i) RETURNING i $$");
                 old.setAutoCommit(false);
                 o.execute("SET LOCAL fencing.term = '" + term + "'");
-                o.execute("DECLARE c CURSOR FOR SELECT pg_temp.put(g + 9000), 1 / (g - 2) FROM generate_series(1, 3) g");
-                o.execute("FETCH 1 FROM c");                     // row 9001 written at the term, fence lock taken
+                o.execute(
+                        "DECLARE c CURSOR FOR SELECT pg_temp.put(g + 9000), 1 / (g - 2) FROM generate_series(1, 3) g");
+                o.execute("FETCH 1 FROM c"); // row 9001 written at the term, fence lock taken
                 o.execute("SAVEPOINT s");
                 assertThatThrownBy(() -> o.execute("FETCH 1 FROM c")).isInstanceOf(SQLException.class);
                 o.execute("ROLLBACK TO s");
-                assertThat(text(o, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'"
-                        + " AND pid = pg_backend_pid() AND classid = 1178946115")).as("the fence lock after the rollback")
+                assertThat(text(
+                                o,
+                                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'"
+                                        + " AND pid = pg_backend_pid() AND classid = 1178946115"))
+                        .as("the fence lock after the rollback")
                         .isEqualTo("1");
                 // The next term: its advance must end the transaction that holds row 9001.
                 assertThat(text(a, "SELECT fencing.enter('native-guard', " + (term + 1) + ")"))
@@ -90,7 +99,8 @@ class NativeGuardIT {
         NativeGuard.assumeLoads(db);
         // A fresh database migrated by a superuser on a server with the library: native without being asked.
         try (TestDatabase fresh = db.server().createDatabase("native_guard_fresh");
-             Connection c = fresh.dataSource().getConnection(); Statement s = c.createStatement()) {
+                Connection c = fresh.dataSource().getConnection();
+                Statement s = c.createStatement()) {
             FencingMigrations.migrate(fresh.dataSource());
             assertThat(text(s, "SELECT fencing.guard_implementation()")).isEqualTo("native");
         }
@@ -99,7 +109,8 @@ class NativeGuardIT {
     @Test
     void switchingBetweenImplementationsKeepsGrantsAndEveryProtectedTablesTrigger() throws Exception {
         NativeGuard.assumeLoads(db);
-        try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
+        try (Connection c = db.dataSource().getConnection();
+                Statement s = c.createStatement()) {
             assertThat(text(s, "SELECT fencing.use_plpgsql_guard()")).isEqualTo("plpgsql");
             assertThat(text(s, "SELECT fencing.guard_implementation()")).isEqualTo("plpgsql");
             String before = text(s, GUARD_ACL_AND_TRIGGERS);
@@ -111,7 +122,8 @@ class NativeGuardIT {
 
             // The switched guard is live in this very session: a write without a term is refused.
             assertThatThrownBy(() -> s.execute("INSERT INTO ledger_a VALUES (1)"))
-                    .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("FL002"));
+                    .isInstanceOfSatisfying(
+                            SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("FL002"));
             assertThat(text(s, "SELECT fencing.use_plpgsql_guard()")).isEqualTo("plpgsql");
             assertThat(text(s, GUARD_ACL_AND_TRIGGERS)).isEqualTo(before);
         }
@@ -119,13 +131,17 @@ class NativeGuardIT {
 
     @Test
     void nativeGuardFromAMissingLibraryIsRefusedWithFL008AndChangesNothing() throws Exception {
-        try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
+        try (Connection c = db.dataSource().getConnection();
+                Statement s = c.createStatement()) {
             String implementation = text(s, "SELECT fencing.guard_implementation()");
             assertThatThrownBy(() -> s.execute("SELECT fencing.use_native_guard('no_such_fenceline_library')"))
                     .isInstanceOfSatisfying(SQLException.class, e -> {
                         assertThat(e.getSQLState()).isEqualTo("FL008");
-                        assertThat(e.getMessage()).contains("cannot load no_such_fenceline_library",
-                                "fencing.guard() is unchanged (" + implementation + ")", "build.sh --install");
+                        assertThat(e.getMessage())
+                                .contains(
+                                        "cannot load no_such_fenceline_library",
+                                        "fencing.guard() is unchanged (" + implementation + ")",
+                                        "build.sh --install");
                     });
             assertThat(text(s, "SELECT fencing.guard_implementation()")).isEqualTo(implementation);
         }
@@ -133,9 +149,11 @@ class NativeGuardIT {
 
     @Test
     void nativeGuardRequestedByANonSuperuserIsRefusedWithFL008() throws Exception {
-        try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
+        try (Connection c = db.dataSource().getConnection();
+                Statement s = c.createStatement()) {
             String implementation = text(s, "SELECT fencing.guard_implementation()");
-            s.execute("DO $$ BEGIN CREATE ROLE native_guard_owner NOLOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$");
+            s.execute(
+                    "DO $$ BEGIN CREATE ROLE native_guard_owner NOLOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$");
             s.execute("GRANT USAGE ON SCHEMA fencing TO native_guard_owner");
             s.execute("GRANT EXECUTE ON FUNCTION fencing.use_native_guard(text), fencing.guard_implementation()"
                     + " TO native_guard_owner");
@@ -155,7 +173,8 @@ class NativeGuardIT {
 
     @Test
     void libraryNameShapedLikeInjectionIsRejectedWithFL003() throws Exception {
-        try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
+        try (Connection c = db.dataSource().getConnection();
+                Statement s = c.createStatement()) {
             assertThatThrownBy(() -> s.execute("SELECT fencing.use_native_guard('x''; DROP TABLE ledger_a; --')"))
                     .isInstanceOfSatisfying(SQLException.class, e -> {
                         assertThat(e.getSQLState()).isEqualTo("FL003");
@@ -167,10 +186,17 @@ class NativeGuardIT {
 
     @Test
     void publicCannotSwitchTheGuard() throws Exception {
-        try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
-            assertThat(text(s, "SELECT has_function_privilege('public', 'fencing.use_native_guard(text)', 'EXECUTE')"
-                    + " OR has_function_privilege('public', 'fencing.use_plpgsql_guard()', 'EXECUTE')")).isEqualTo("f");
-            assertThat(text(s, "SELECT has_function_privilege('fencing_auditor', 'fencing.guard_implementation()', 'EXECUTE')"))
+        try (Connection c = db.dataSource().getConnection();
+                Statement s = c.createStatement()) {
+            assertThat(text(
+                            s,
+                            "SELECT has_function_privilege('public', 'fencing.use_native_guard(text)', 'EXECUTE')"
+                                    + " OR has_function_privilege('public', 'fencing.use_plpgsql_guard()', 'EXECUTE')"))
+                    .isEqualTo("f");
+            assertThat(
+                            text(
+                                    s,
+                                    "SELECT has_function_privilege('fencing_auditor', 'fencing.guard_implementation()', 'EXECUTE')"))
                     .isEqualTo("t");
         }
     }

@@ -23,6 +23,7 @@ import org.junit.jupiter.api.Test;
 class ProtocolModelIT {
     /** check.sh's own bound is under two minutes on two idle cores; a busy machine gets head room. */
     private static final long TIMEOUT_SECONDS = 600;
+
     private static final Pattern SUMMARY = Pattern.compile("(?m)^(\\d+) passed, (\\d+) failed$");
 
     @Test
@@ -51,9 +52,13 @@ class ProtocolModelIT {
             assertThat(finished)
                     .as("model/check.sh finished within %d s; output:%n%s", TIMEOUT_SECONDS, output)
                     .isTrue();
-            assertThat(process.exitValue()).as("model/check.sh exit code; output:%n%s", output).isZero();
+            assertThat(process.exitValue())
+                    .as("model/check.sh exit code; output:%n%s", output)
+                    .isZero();
             Matcher summary = SUMMARY.matcher(output);
-            assertThat(summary.find()).as("a final line 'N passed, 0 failed' in:%n%s", output).isTrue();
+            assertThat(summary.find())
+                    .as("a final line 'N passed, 0 failed' in:%n%s", output)
+                    .isTrue();
             assertThat(Integer.parseInt(summary.group(2))).as("failed checks").isZero();
             assertThat(Integer.parseInt(summary.group(1))).as("passed checks").isPositive();
         } finally {
@@ -69,8 +74,8 @@ class ProtocolModelIT {
                 return dir;
             }
         }
-        throw new IllegalStateException("model/check.sh not found in " + Path.of("").toAbsolutePath()
-                + " or its 3 parent folders");
+        throw new IllegalStateException(
+                "model/check.sh not found in " + Path.of("").toAbsolutePath() + " or its 3 parent folders");
     }
 
     private static void requireTool(String tool, String install) throws IOException, InterruptedException {
@@ -78,8 +83,8 @@ class ProtocolModelIT {
                 .redirectErrorStream(true)
                 .start();
         boolean present = which.waitFor(10, TimeUnit.SECONDS) && which.exitValue() == 0;
-        String message = tool + " is not installed, so the protocol model check cannot run; install it with: "
-                + install;
+        String message =
+                tool + " is not installed, so the protocol model check cannot run; install it with: " + install;
         if (!present && "1".equals(System.getenv("FENCELINE_REQUIRE_SPIN"))) {
             fail(message + " (FENCELINE_REQUIRE_SPIN=1 requires the check)");
         }

@@ -46,8 +46,7 @@ public class FencedLeaderTasks implements BeanPostProcessor, SmartLifecycle, App
     private static final Logger log = LoggerFactory.getLogger(FencedLeaderTasks.class);
 
     /** A task found while the beans were created, built when the context starts. */
-    private record Found(String name, Object source, FencedLeaderTask annotation, TaskWork<?> work) {
-    }
+    private record Found(String name, Object source, FencedLeaderTask annotation, TaskWork<?> work) {}
 
     private final List<Found> found = new CopyOnWriteArrayList<>();
     private final Map<String, LeaderTask> tasks = Collections.synchronizedMap(new LinkedHashMap<>());
@@ -64,14 +63,14 @@ public class FencedLeaderTasks implements BeanPostProcessor, SmartLifecycle, App
     public Object postProcessAfterInitialization(Object bean, String beanName) throws BeansException {
         if (bean instanceof TaskWork<?> work) {
             Class<?> type = AopUtils.getTargetClass(bean);
-            found.add(new Found(beanName, bean, AnnotatedElementUtils.findMergedAnnotation(type,
-                    FencedLeaderTask.class), work));
+            found.add(new Found(
+                    beanName, bean, AnnotatedElementUtils.findMergedAnnotation(type, FencedLeaderTask.class), work));
             return bean;
         }
         Class<?> type = AopUtils.getTargetClass(bean);
-        Map<Method, FencedLeaderTask> methods = MethodIntrospector.selectMethods(type,
-                (MethodIntrospector.MetadataLookup<FencedLeaderTask>) m ->
-                        AnnotatedElementUtils.findMergedAnnotation(m, FencedLeaderTask.class));
+        Map<Method, FencedLeaderTask> methods =
+                MethodIntrospector.selectMethods(type, (MethodIntrospector.MetadataLookup<FencedLeaderTask>)
+                        m -> AnnotatedElementUtils.findMergedAnnotation(m, FencedLeaderTask.class));
         methods.forEach((method, annotation) -> {
             String name = beanName + "." + method.getName();
             found.add(new Found(name, bean, annotation, methodWork(name, bean, method)));
@@ -82,10 +81,13 @@ public class FencedLeaderTasks implements BeanPostProcessor, SmartLifecycle, App
     /** {@code long|int m(FencedContext)} as a {@link TaskWork}; any other signature fails the context at once. */
     static TaskWork<Boolean> methodWork(String name, Object bean, Method method) {
         Class<?> r = method.getReturnType();
-        if (method.getParameterCount() != 1 || method.getParameterTypes()[0] != FencedContext.class
+        if (method.getParameterCount() != 1
+                || method.getParameterTypes()[0] != FencedContext.class
                 || (r != long.class && r != int.class && r != Long.class && r != Integer.class)) {
-            throw new BeanCreationException(name, "@FencedLeaderTask method " + method.toGenericString()
-                    + " must take one FencedContext and return long or int (the units of work done, 0 for none)");
+            throw new BeanCreationException(
+                    name,
+                    "@FencedLeaderTask method " + method.toGenericString()
+                            + " must take one FencedContext and return long or int (the units of work done, 0 for none)");
         }
         Method invocable = AopUtils.selectInvocableMethod(method, bean.getClass());
         ReflectionUtils.makeAccessible(invocable);
@@ -115,7 +117,9 @@ public class FencedLeaderTasks implements BeanPostProcessor, SmartLifecycle, App
         ObjectProvider<TaskListener> listeners = context.getBeanProvider(TaskListener.class);
         // The tasks' shared admin (term floors) gets a registry of its own: its client's session-level meters would
         // repeat the session's (same names, no tags) in the application's registry.
-        admin = ElectionAdmin.connect(session.config().toBuilder().meterRegistry(new SimpleMeterRegistry()).build());
+        admin = ElectionAdmin.connect(session.config().toBuilder()
+                .meterRegistry(new SimpleMeterRegistry())
+                .build());
         List<LeaderTask> built = new ArrayList<>();
         try {
             for (Found f : found) {
@@ -138,17 +142,29 @@ public class FencedLeaderTasks implements BeanPostProcessor, SmartLifecycle, App
         log.info("fenced tasks started: {}", tasks.keySet());
     }
 
-    private LeaderTask build(Found f, FencelineProperties properties, ElectionSession session, FencedWriter writer,
-            MeterRegistry meters, ObjectProvider<TaskListener> listeners) {
-        String resource = f.annotation != null && !f.annotation.resource().isEmpty() ? f.annotation.resource()
+    private LeaderTask build(
+            Found f,
+            FencelineProperties properties,
+            ElectionSession session,
+            FencedWriter writer,
+            MeterRegistry meters,
+            ObjectProvider<TaskListener> listeners) {
+        String resource = f.annotation != null && !f.annotation.resource().isEmpty()
+                ? f.annotation.resource()
                 : properties.resourceOrElectionName();
         if (resource == null) {
-            throw new InvalidFencelinePropertyException("fenceline.resource", "fenced task " + f.name
-                    + " needs a resource: set fenceline.resource (or fenceline.election.name), or"
-                    + " @FencedLeaderTask(resource = ...)", null);
+            throw new InvalidFencelinePropertyException(
+                    "fenceline.resource",
+                    "fenced task " + f.name
+                            + " needs a resource: set fenceline.resource (or fenceline.election.name), or"
+                            + " @FencedLeaderTask(resource = ...)",
+                    null);
         }
-        String election = f.annotation != null && !f.annotation.election().isEmpty() ? f.annotation.election()
-                : resource.equals(properties.resourceOrElectionName()) ? properties.getElection().getName() : null;
+        String election = f.annotation != null && !f.annotation.election().isEmpty()
+                ? f.annotation.election()
+                : resource.equals(properties.resourceOrElectionName())
+                        ? properties.getElection().getName()
+                        : null;
         LeaderTask.Builder<?> b;
         try {
             b = LeaderTask.builder(session, writer, resource, f.work)
@@ -164,8 +180,10 @@ public class FencedLeaderTasks implements BeanPostProcessor, SmartLifecycle, App
         try {
             return b.build();
         } catch (RuntimeException e) {
-            throw new IllegalStateException("fenced task " + f.name + " (resource '" + resource + "', election '"
-                    + (election != null ? election : resource) + "'): " + e.getMessage(), e);
+            throw new IllegalStateException(
+                    "fenced task " + f.name + " (resource '" + resource + "', election '"
+                            + (election != null ? election : resource) + "'): " + e.getMessage(),
+                    e);
         }
     }
 

@@ -9,5 +9,4 @@ package dev.fenceline.spring;
  * @param candidateId this application's candidate id in the election
  * @param term        the term granted
  */
-public record FencedLeadershipGranted(String resource, String candidateId, long term) {
-}
+public record FencedLeadershipGranted(String resource, String candidateId, long term) {}

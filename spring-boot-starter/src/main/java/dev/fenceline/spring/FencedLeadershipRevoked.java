@@ -10,5 +10,4 @@ package dev.fenceline.spring;
  * @param term        the term that ended
  * @param reason      why, as the task logged it
  */
-public record FencedLeadershipRevoked(String resource, String candidateId, long term, String reason) {
-}
+public record FencedLeadershipRevoked(String resource, String candidateId, long term, String reason) {}

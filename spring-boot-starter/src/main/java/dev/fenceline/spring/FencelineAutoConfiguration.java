@@ -49,9 +49,12 @@ import org.springframework.context.annotation.Import;
  * Invariant: the election only starts once every singleton exists, so no term is held before the fencing schema is
  * in place; and it is closed only after lifecycles of the default phase (work under the term) have stopped.
  */
-@AutoConfiguration(after = DataSourceAutoConfiguration.class, afterName = {
-        "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration",
-        "org.springframework.boot.actuate.autoconfigure.metrics.export.simple.SimpleMetricsExportAutoConfiguration"})
+@AutoConfiguration(
+        after = DataSourceAutoConfiguration.class,
+        afterName = {
+            "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration",
+            "org.springframework.boot.actuate.autoconfigure.metrics.export.simple.SimpleMetricsExportAutoConfiguration"
+        })
 @ConditionalOnProperty(prefix = "fenceline", name = "enabled", havingValue = "true", matchIfMissing = true)
 @Conditional(SpringBootVersionCheck.class)
 @EnableConfigurationProperties(FencelineProperties.class)
@@ -60,8 +63,8 @@ public class FencelineAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    public ElectionConfig fencelineElectionConfig(FencelineProperties properties,
-            ObjectProvider<MeterRegistry> meterRegistry) {
+    public ElectionConfig fencelineElectionConfig(
+            FencelineProperties properties, ObjectProvider<MeterRegistry> meterRegistry) {
         return properties.electionConfig(meterRegistry.getIfUnique());
     }
 
@@ -77,7 +80,9 @@ public class FencelineAutoConfiguration {
     @Conditional(NoFencedLeaderTaskCondition.class)
     public LeaderElection fencelineLeaderElection(ElectionSession session, FencelineProperties properties) {
         String host = properties.getElection().candidateId();
-        return session.election(properties.getElection().getName(), host,
+        return session.election(
+                properties.getElection().getName(),
+                host,
                 Map.of("pid", Long.toString(ProcessHandle.current().pid())));
     }
 
@@ -89,23 +94,28 @@ public class FencelineAutoConfiguration {
 
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
-    public FencingDataSource fencingDataSource(FencelineProperties properties,
-            ObjectProvider<DataSource> applicationDataSource) {
+    public FencingDataSource fencingDataSource(
+            FencelineProperties properties, ObjectProvider<DataSource> applicationDataSource) {
         if (properties.getDatasource().getUrl() != null) {
             return FencingDataSource.owned(Databases.dataSource(properties.databaseConfig()));
         }
         DataSource shared = applicationDataSource.getIfUnique();
         if (shared == null) {
-            throw new InvalidFencelinePropertyException("fenceline.datasource.url",
+            throw new InvalidFencelinePropertyException(
+                    "fenceline.datasource.url",
                     "fenceline.datasource.url must be set when the application has no single DataSource "
-                            + "(spring.datasource.url), but neither is set", null);
+                            + "(spring.datasource.url), but neither is set",
+                    null);
         }
         return FencingDataSource.shared(shared);
     }
 
     @Bean
     @ConditionalOnMissingBean
-    @ConditionalOnProperty(prefix = "fenceline.migrations", name = "enabled", havingValue = "true",
+    @ConditionalOnProperty(
+            prefix = "fenceline.migrations",
+            name = "enabled",
+            havingValue = "true",
             matchIfMissing = true)
     public FencingMigrationsInitializer fencingMigrationsInitializer(FencingDataSource dataSource) {
         return new FencingMigrationsInitializer(dataSource);
@@ -141,8 +151,8 @@ public class FencelineAutoConfiguration {
     static class FencelineHealthConfiguration {
         @Bean
         @ConditionalOnMissingBean(name = "fencelineHealthIndicator")
-        FencelineHealthIndicator fencelineHealthIndicator(ObjectProvider<LeaderElection> elections,
-                FencedLeaderTasks tasks) {
+        FencelineHealthIndicator fencelineHealthIndicator(
+                ObjectProvider<LeaderElection> elections, FencedLeaderTasks tasks) {
             return new FencelineHealthIndicator(elections.orderedStream().toList(), tasks);
         }
     }

@@ -90,10 +90,22 @@ public class FencelineHealthIndicator extends AbstractHealthIndicator {
             d.put("failure", h.failure());
         }
         if (h.observedLeader() != null) {
-            d.put("observedLeader", Map.of("id", h.observedLeader().leaderId(), "term", h.observedLeader().term()));
+            d.put(
+                    "observedLeader",
+                    Map.of(
+                            "id",
+                            h.observedLeader().leaderId(),
+                            "term",
+                            h.observedLeader().term()));
         }
         if (h.lastRun() != null) {
-            d.put("lastRun", Map.of("outcome", h.lastRun().outcome().name(), "term", h.lastRun().term()));
+            d.put(
+                    "lastRun",
+                    Map.of(
+                            "outcome",
+                            h.lastRun().outcome().name(),
+                            "term",
+                            h.lastRun().term()));
         }
         return d;
     }

@@ -181,7 +181,8 @@ public class FencelineProperties implements Validator {
             LeaderTaskConfig.Builder b = LeaderTaskConfig.builder()
                     .electionName(electionName)
                     .candidateId(election.candidateId())
-                    .metadata(Map.of("pid", Long.toString(ProcessHandle.current().pid())))
+                    .metadata(
+                            Map.of("pid", Long.toString(ProcessHandle.current().pid())))
                     .interval(task.interval)
                     .idleInterval(task.idleInterval)
                     .failureBackoff(task.failureBackoff)
@@ -208,8 +209,8 @@ public class FencelineProperties implements Validator {
         }
     }
 
-    private static final PropertyNames TOP_LEVEL = new PropertyNames("fenceline",
-            Map.of("resource", "resource", "leaderId", "election.candidate-id"));
+    private static final PropertyNames TOP_LEVEL =
+            new PropertyNames("fenceline", Map.of("resource", "resource", "leaderId", "election.candidate-id"));
 
     @Override
     public boolean supports(Class<?> type) {
@@ -245,16 +246,36 @@ public class FencelineProperties implements Validator {
 
     /** {@code fenceline.election.*}: the etcd session shared by every election of this application, and its election. */
     public static class Election {
-        static final PropertyNames PROPERTIES = PropertyNames.of("fenceline.election",
-                List.of("endpoints", "keyPrefix", "ttl", "renewInterval", "safetyMargin", "callTimeout",
-                        "connectTimeout", "retryBackoffMin", "retryBackoffMax", "resignHoldOff", "tlsCaFile", "name"),
-                Map.of("tlsCaFile/tlsClientCert", "tls-ca-file",
-                        "tlsClientCert certificate", "tls-client-cert-file",
-                        "tlsClientCert key", "tls-client-key-file",
-                        "tlsClientCert", "tls-client-cert-file",
-                        "credentials", "username",
-                        "leaderId", "candidate-id",
-                        "resource", "name"));
+        static final PropertyNames PROPERTIES = PropertyNames.of(
+                "fenceline.election",
+                List.of(
+                        "endpoints",
+                        "keyPrefix",
+                        "ttl",
+                        "renewInterval",
+                        "safetyMargin",
+                        "callTimeout",
+                        "connectTimeout",
+                        "retryBackoffMin",
+                        "retryBackoffMax",
+                        "resignHoldOff",
+                        "tlsCaFile",
+                        "name"),
+                Map.of(
+                        "tlsCaFile/tlsClientCert",
+                        "tls-ca-file",
+                        "tlsClientCert certificate",
+                        "tls-client-cert-file",
+                        "tlsClientCert key",
+                        "tls-client-key-file",
+                        "tlsClientCert",
+                        "tls-client-cert-file",
+                        "credentials",
+                        "username",
+                        "leaderId",
+                        "candidate-id",
+                        "resource",
+                        "name"));
 
         /**
          * Name of this application's election (1 to 128 characters of [A-Za-z0-9._-]). Without it no
@@ -492,9 +513,14 @@ public class FencelineProperties implements Validator {
 
     /** {@code fenceline.writer.*}: the {@link dev.fenceline.fencing.FencedWriter}'s settings. */
     public static class Writer extends SessionTimeouts {
-        static final PropertyNames PROPERTIES = PropertyNames.of("fenceline.writer",
-                List.of("maxPayloadBytes", "connectionRecheckAttempts", "lockTimeout",
-                        "idleInTransactionSessionTimeout"), Map.of());
+        static final PropertyNames PROPERTIES = PropertyNames.of(
+                "fenceline.writer",
+                List.of(
+                        "maxPayloadBytes",
+                        "connectionRecheckAttempts",
+                        "lockTimeout",
+                        "idleInTransactionSessionTimeout"),
+                Map.of());
 
         /** Largest audit payload of a WriteDescription, 0 to 8192 bytes. */
         private int maxPayloadBytes = FencedWriterConfig.DB_PAYLOAD_CAP;
@@ -535,9 +561,18 @@ public class FencelineProperties implements Validator {
      * Unset {@code url}: the application's DataSource is used.
      */
     public static class Datasource extends SessionTimeouts {
-        static final PropertyNames PROPERTIES = PropertyNames.of("fenceline.datasource",
-                List.of("username", "maximumPoolSize", "minimumIdle", "connectionTimeout", "lockTimeout",
-                        "idleInTransactionSessionTimeout", "statementTimeout", "applicationName", "poolName"),
+        static final PropertyNames PROPERTIES = PropertyNames.of(
+                "fenceline.datasource",
+                List.of(
+                        "username",
+                        "maximumPoolSize",
+                        "minimumIdle",
+                        "connectionTimeout",
+                        "lockTimeout",
+                        "idleInTransactionSessionTimeout",
+                        "statementTimeout",
+                        "applicationName",
+                        "poolName"),
                 Map.of("jdbcUrl", "url"));
 
         /** JDBC URL (jdbc:postgresql:...) of Fenceline's own pool; unset: the application's DataSource is used. */
@@ -557,7 +592,6 @@ public class FencelineProperties implements Validator {
 
         /** How long to wait for a connection from the pool, 250ms to 5min. */
         private Duration connectionTimeout = Duration.ofSeconds(5);
-
 
         /** statement_timeout of every session, 0 (off) to 1h. */
         private Duration statementTimeout = Duration.ZERO;
@@ -643,7 +677,8 @@ public class FencelineProperties implements Validator {
 
     /** {@code fenceline.task.*}: settings of every fenced task ({@link FencedLeaderTask}, TaskWork beans). */
     public static class Task {
-        static final PropertyNames PROPERTIES = PropertyNames.of("fenceline.task",
+        static final PropertyNames PROPERTIES = PropertyNames.of(
+                "fenceline.task",
                 List.of("interval", "idleInterval", "failureBackoff", "handoverTimeout", "startRetryInterval"),
                 Map.of());
 

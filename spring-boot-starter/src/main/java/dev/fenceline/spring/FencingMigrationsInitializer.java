@@ -23,8 +23,12 @@ public class FencingMigrationsInitializer implements InitializingBean {
     @Override
     public void afterPropertiesSet() {
         applied = FencingMigrations.migrate(dataSource.dataSource());
-        log.info("fencing migrations: {} applied (schema {}, history {}.{})", applied, FencingMigrations.SCHEMA,
-                FencingMigrations.SCHEMA, FencingMigrations.HISTORY_TABLE);
+        log.info(
+                "fencing migrations: {} applied (schema {}, history {}.{})",
+                applied,
+                FencingMigrations.SCHEMA,
+                FencingMigrations.SCHEMA,
+                FencingMigrations.HISTORY_TABLE);
     }
 
     /** How many fencing migrations this start applied (0: up to date; -1: not run yet). */

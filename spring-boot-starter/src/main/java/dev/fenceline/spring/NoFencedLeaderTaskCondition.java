@@ -30,9 +30,9 @@ class NoFencedLeaderTaskCondition extends SpringBootCondition {
             if (TaskWork.class.isAssignableFrom(type)) {
                 return ConditionOutcome.noMatch("TaskWork bean '" + name + "' becomes a fenced task");
             }
-            Map<?, ?> methods = MethodIntrospector.selectMethods(type,
-                    (MethodIntrospector.MetadataLookup<FencedLeaderTask>) m ->
-                            AnnotatedElementUtils.findMergedAnnotation(m, FencedLeaderTask.class));
+            Map<?, ?> methods =
+                    MethodIntrospector.selectMethods(type, (MethodIntrospector.MetadataLookup<FencedLeaderTask>)
+                            m -> AnnotatedElementUtils.findMergedAnnotation(m, FencedLeaderTask.class));
             if (!methods.isEmpty()) {
                 return ConditionOutcome.noMatch("bean '" + name + "' has @FencedLeaderTask methods");
             }

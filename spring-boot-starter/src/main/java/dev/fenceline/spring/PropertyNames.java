@@ -57,8 +57,8 @@ final class PropertyNames {
                     // "ttl must be ..." reads as "fenceline.election.ttl must be ..."; a message about something
                     // else ("credentials need ...") keeps its words after the property name.
                     boolean sameThing = builderNames.get(name).equals(dashed(name));
-                    return new InvalidFencelinePropertyException(property,
-                            sameThing ? property + rest : property + ": " + message, e);
+                    return new InvalidFencelinePropertyException(
+                            property, sameThing ? property + rest : property + ": " + message, e);
                 })
                 .orElseGet(() -> new InvalidFencelinePropertyException(prefix, prefix + ": " + message, e));
     }

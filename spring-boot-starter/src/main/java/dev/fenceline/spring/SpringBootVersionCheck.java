@@ -55,8 +55,8 @@ final class SpringBootVersionCheck implements ConfigurationCondition {
         try {
             enabled = environment.getProperty(PROPERTY, Boolean.class, true);
         } catch (ConversionException e) {
-            throw new InvalidFencelinePropertyException(PROPERTY, PROPERTY + " must be true or false, was '"
-                    + environment.getProperty(PROPERTY) + "'", e);
+            throw new InvalidFencelinePropertyException(
+                    PROPERTY, PROPERTY + " must be true or false, was '" + environment.getProperty(PROPERTY) + "'", e);
         }
         if (!enabled) {
             return;
@@ -66,9 +66,11 @@ final class SpringBootVersionCheck implements ConfigurationCondition {
         if (line != null && SUPPORTED.contains(line)) {
             return;
         }
-        String found = bootVersion == null ? "a Spring Boot version that SpringBootVersion.getVersion() cannot tell"
-                : line == null ? "Spring Boot version '" + bootVersion + "', which is not major.minor[.patch]"
-                : "Spring Boot " + bootVersion;
+        String found = bootVersion == null
+                ? "a Spring Boot version that SpringBootVersion.getVersion() cannot tell"
+                : line == null
+                        ? "Spring Boot version '" + bootVersion + "', which is not major.minor[.patch]"
+                        : "Spring Boot " + bootVersion;
         String supported = SUPPORTED.stream().map(s -> s + ".x").collect(Collectors.joining(", "));
         throw new IllegalStateException("fenceline-spring-boot-starter is built and tested for Spring Boot "
                 + supported + " but the application runs on " + found + ". Run it on Spring Boot " + supported

@@ -73,8 +73,8 @@ final class UnknownFencelineProperties implements ConfigurationPropertiesBindHan
         }
 
         @Override
-        public Object onSuccess(ConfigurationPropertyName name, Bindable<?> target, BindContext context,
-                Object result) {
+        public Object onSuccess(
+                ConfigurationPropertyName name, Bindable<?> target, BindContext context, Object result) {
             if (fenceline) {
                 unbound.onSuccess(name, target, context, result);
             }
@@ -97,8 +97,10 @@ final class UnknownFencelineProperties implements ConfigurationPropertiesBindHan
 
     /** The exception for these unknown properties: one sentence each, each on a line of its own when several. */
     static UnknownFencelinePropertyException unknown(List<ConfigurationProperty> properties) {
-        List<String> names = properties.stream().map(p -> p.getName().toString()).toList();
-        String message = properties.size() == 1 ? describe(properties.get(0))
+        List<String> names =
+                properties.stream().map(p -> p.getName().toString()).toList();
+        String message = properties.size() == 1
+                ? describe(properties.get(0))
                 : properties.size() + " properties under " + PREFIX + " are not Fenceline properties:"
                         + properties.stream().map(p -> "\n    " + describe(p)).collect(Collectors.joining());
         return new UnknownFencelinePropertyException(names, message);
@@ -110,7 +112,8 @@ final class UnknownFencelineProperties implements ConfigurationPropertiesBindHan
         boolean secret = secret(name) || suggestions.stream().anyMatch(UnknownFencelineProperties::secret);
         String value = secret ? "value not shown" : "value '" + property.getValue() + "'";
         String where = property.getOrigin() == null ? "" : ", origin " + property.getOrigin();
-        String valid = suggestions.isEmpty() ? "; " + validUnder(name)
+        String valid = suggestions.isEmpty()
+                ? "; " + validUnder(name)
                 : "; did you mean " + String.join(" or ", suggestions) + "?";
         return name + " is not a Fenceline property (" + value + where + ")" + valid;
     }
@@ -124,20 +127,22 @@ final class UnknownFencelineProperties implements ConfigurationPropertiesBindHan
         String wanted = uniform(unknown);
         String wantedLast = wanted.substring(wanted.lastIndexOf('.') + 1);
         int allowed = Math.max(2, wantedLast.length() / 3);
-        record Candidate(String name, int distance) {
-        }
+        record Candidate(String name, int distance) {}
         List<Candidate> close = new ArrayList<>();
         for (String known : KNOWN) {
             String candidate = uniform(known);
             int distance = distance(wanted, candidate);
-            boolean sameLast = candidate.substring(candidate.lastIndexOf('.') + 1).equals(wantedLast);
+            boolean sameLast =
+                    candidate.substring(candidate.lastIndexOf('.') + 1).equals(wantedLast);
             if (distance <= allowed || sameLast) {
                 close.add(new Candidate(known, sameLast ? Math.min(distance, allowed) : distance));
             }
         }
         return close.stream()
                 .sorted(Comparator.comparingInt(Candidate::distance).thenComparing(Candidate::name))
-                .limit(MAX_SUGGESTIONS).map(Candidate::name).toList();
+                .limit(MAX_SUGGESTIONS)
+                .map(Candidate::name)
+                .toList();
     }
 
     /** "the properties under fenceline.election are ...": the group the unknown property is in, or the top level. */
@@ -150,10 +155,12 @@ final class UnknownFencelineProperties implements ConfigurationPropertiesBindHan
             }
         }
         String under = group + ".";
-        List<String> names = KNOWN.stream().filter(k -> k.startsWith(under))
+        List<String> names = KNOWN.stream()
+                .filter(k -> k.startsWith(under))
                 .map(k -> k.substring(under.length()))
                 .map(rest -> rest.contains(".") ? rest.substring(0, rest.indexOf('.')) + ".*" : rest)
-                .distinct().toList();
+                .distinct()
+                .toList();
         return "the properties under " + group + " are " + String.join(", ", names);
     }
 
@@ -164,7 +171,10 @@ final class UnknownFencelineProperties implements ConfigurationPropertiesBindHan
 
     /** Lower case, without dashes, underscores and list indexes: {@code Key_Prefix[0]} and {@code keyprefix} alike. */
     private static String uniform(String name) {
-        return name.toLowerCase(Locale.ROOT).replaceAll("\\[[^]]*]", "").replace("-", "").replace("_", "");
+        return name.toLowerCase(Locale.ROOT)
+                .replaceAll("\\[[^]]*]", "")
+                .replace("-", "")
+                .replace("_", "");
     }
 
     /** Levenshtein distance. */

@@ -28,8 +28,7 @@ class FencedLeaderTasksTest {
 
     static class WrongSignature {
         @FencedLeaderTask
-        void settle(FencedContext ctx) {
-        }
+        void settle(FencedContext ctx) {}
     }
 
     @FencedLeaderTask(resource = "archive", election = "archive-election")
@@ -78,14 +77,13 @@ class FencedLeaderTasksTest {
                 return 7;
             }
         }
-        TaskWork<Boolean> work = FencedLeaderTasks.methodWork("counting.settle", new Counting(),
-                Counting.class.getDeclaredMethod("settle", FencedContext.class));
+        TaskWork<Boolean> work = FencedLeaderTasks.methodWork(
+                "counting.settle", new Counting(), Counting.class.getDeclaredMethod("settle", FencedContext.class));
         assertThat(work.run(null, work.plan(null))).isEqualTo(7);
     }
 
     /** Stands for the starter's LeaderElection bean, which carries the same condition. */
-    record ElectionMarker() {
-    }
+    record ElectionMarker() {}
 
     @Configuration(proxyBeanMethods = false)
     static class Marker {

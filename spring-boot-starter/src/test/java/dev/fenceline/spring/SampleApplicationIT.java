@@ -64,8 +64,8 @@ class SampleApplicationIT {
         this.sql = new JdbcTemplate(db.dataSource());
     }
 
-    private ConfigurableApplicationContext start(Class<?> application, TestDatabase db, String candidate,
-            String... more) {
+    private ConfigurableApplicationContext start(
+            Class<?> application, TestDatabase db, String candidate, String... more) {
         Map<String, Object> p = new LinkedHashMap<>();
         p.put("spring.datasource.url", db.jdbcUrl());
         p.put("spring.datasource.username", db.user());
@@ -81,13 +81,21 @@ class SampleApplicationIT {
             int eq = kv.indexOf('=');
             p.put(kv.substring(0, eq), kv.substring(eq + 1));
         }
-        return new SpringApplicationBuilder(application).web(WebApplicationType.NONE).registerShutdownHook(false)
-                .properties(p).run();
+        return new SpringApplicationBuilder(application)
+                .web(WebApplicationType.NONE)
+                .registerShutdownHook(false)
+                .properties(p)
+                .run();
     }
 
     private ConfigurableApplicationContext startSample(String candidate) {
-        return start(SampleApplication.class, db, candidate, "fenceline.election.name=sample",
-                "spring.flyway.locations=classpath:db/sample", "spring.flyway.table=sample_schema_history");
+        return start(
+                SampleApplication.class,
+                db,
+                candidate,
+                "fenceline.election.name=sample",
+                "spring.flyway.locations=classpath:db/sample",
+                "spring.flyway.table=sample_schema_history");
     }
 
     private static Health fencelineHealth(ConfigurableApplicationContext app) {
@@ -107,46 +115,64 @@ class SampleApplicationIT {
     void theLeaderWritesFencedRowsAndAFrozenDeposedLeadersWriteIsRejectedByPostgresAndAuditedOnce() throws Exception {
         try (ConfigurableApplicationContext a = startSample("app-a")) {
             // The application's own migration called fencing.protect_table: the fencing schema came first.
-            assertThat(count("SELECT count(*) FROM sample_schema_history WHERE version = '1' AND success")).isEqualTo(1);
+            assertThat(count("SELECT count(*) FROM sample_schema_history WHERE version = '1' AND success"))
+                    .isEqualTo(1);
             assertThat(count("SELECT count(*) FROM " + FencingMigrations.SCHEMA + "." + FencingMigrations.HISTORY_TABLE
-                    + " WHERE success")).isPositive();
+                            + " WHERE success"))
+                    .isPositive();
 
-            await().atMost(WAIT).until(() -> Boolean.TRUE.equals(fencelineHealth(a).getDetails().get("leader")));
+            await().atMost(WAIT)
+                    .until(() ->
+                            Boolean.TRUE.equals(fencelineHealth(a).getDetails().get("leader")));
             long termA = ((Number) fencelineHealth(a).getDetails().get("term")).longValue();
             sql.update("INSERT INTO request (id, amount) VALUES (1, 100)");
             await().atMost(WAIT).until(() -> count("SELECT count(*) FROM settlement WHERE request_id = 1") == 1);
             assertThat(sql.queryForMap("SELECT settled_by, fencing_term FROM settlement WHERE request_id = 1"))
-                    .containsEntry("settled_by", "app-a").containsEntry("fencing_term", termA);
+                    .containsEntry("settled_by", "app-a")
+                    .containsEntry("fencing_term", termA);
             Health leaderHealth = fencelineHealth(a);
             assertThat(leaderHealth.getStatus()).isEqualTo(Status.UP);
-            assertThat(leaderHealth.getDetails()).containsEntry("leader", true).containsEntry("term", termA)
-                    .containsEntry("valid", true).containsEntry("candidate", "app-a");
+            assertThat(leaderHealth.getDetails())
+                    .containsEntry("leader", true)
+                    .containsEntry("term", termA)
+                    .containsEntry("valid", true)
+                    .containsEntry("candidate", "app-a");
 
             ConfigurableApplicationContext b = startSample("app-b");
             try (ElectionAdmin admin = ElectionAdmin.connect(ElectionConfig.builder()
-                    .endpointsCsv(etcd.endpointsCsv()).meterRegistry(new SimpleMeterRegistry()).build())) {
-                await().atMost(WAIT).until(() -> "CAMPAIGNING".equals(fencelineHealth(b).getDetails().get("phase")));
+                    .endpointsCsv(etcd.endpointsCsv())
+                    .meterRegistry(new SimpleMeterRegistry())
+                    .build())) {
+                await().atMost(WAIT)
+                        .until(() -> "CAMPAIGNING"
+                                .equals(fencelineHealth(b).getDetails().get("phase")));
                 assertThat(fencelineHealth(b).getStatus()).isEqualTo(Status.UP);
                 // A follower sees who leads: the leader record it last read.
-                await().atMost(WAIT).until(() -> java.util.Map.of("id", "app-a", "term", termA)
-                        .equals(fencelineHealth(b).getDetails().get("observedLeader")));
-                assertThat(fencelineHealth(b).getDetails()).containsEntry("leader", false)
+                await().atMost(WAIT)
+                        .until(() -> java.util.Map.of("id", "app-a", "term", termA)
+                                .equals(fencelineHealth(b).getDetails().get("observedLeader")));
+                assertThat(fencelineHealth(b).getDetails())
+                        .containsEntry("leader", false)
                         .containsEntry("valid", false);
 
                 // Freeze A after its last validity check, before its transaction: it carries termA.
                 FreezePoint freeze = a.getBean(FreezePoint.class);
                 freeze.arm();
-                assertThat(freeze.awaitFrozen(WAIT.toSeconds(), TimeUnit.SECONDS)).isEqualTo(termA);
+                assertThat(freeze.awaitFrozen(WAIT.toSeconds(), TimeUnit.SECONDS))
+                        .isEqualTo(termA);
                 sql.update("INSERT INTO request (id, amount) VALUES (2, 200)");
 
                 // Depose A while it is frozen; B takes over and settles request 2 at a newer term.
                 assertThat(admin.requestResign("sample")).contains(termA);
-                await().atMost(WAIT).until(() -> Boolean.TRUE.equals(fencelineHealth(b).getDetails().get("leader")));
+                await().atMost(WAIT)
+                        .until(() -> Boolean.TRUE.equals(
+                                fencelineHealth(b).getDetails().get("leader")));
                 long termB = ((Number) fencelineHealth(b).getDetails().get("term")).longValue();
                 assertThat(termB).isGreaterThan(termA);
                 await().atMost(WAIT).until(() -> count("SELECT count(*) FROM settlement WHERE request_id = 2") == 1);
                 assertThat(sql.queryForMap("SELECT settled_by, fencing_term FROM settlement WHERE request_id = 2"))
-                        .containsEntry("settled_by", "app-b").containsEntry("fencing_term", termB);
+                        .containsEntry("settled_by", "app-b")
+                        .containsEntry("fencing_term", termB);
 
                 // A resumes with its old term: PostgreSQL rejects the whole transaction and the rejection is audited.
                 freeze.release();
@@ -156,33 +182,52 @@ class SampleApplicationIT {
                 assertThat(task(a).health().lastRun().term()).isEqualTo(termA);
                 assertThat(count("SELECT count(*) FROM fencing.rejected_write WHERE leader_id = 'app-a'"))
                         .isEqualTo(1);
-                assertThat(count("SELECT count(*) FROM fencing.rejected_write WHERE resource = 'sample'"
-                        + " AND leader_id = 'app-a' AND offered_term = ? AND highest_accepted = ?", termA, termB))
+                assertThat(count(
+                                "SELECT count(*) FROM fencing.rejected_write WHERE resource = 'sample'"
+                                        + " AND leader_id = 'app-a' AND offered_term = ? AND highest_accepted = ?",
+                                termA,
+                                termB))
                         .isEqualTo(1);
-                assertThat(count("SELECT count(*) FROM settlement WHERE request_id = 2")).isEqualTo(1);
+                assertThat(count("SELECT count(*) FROM settlement WHERE request_id = 2"))
+                        .isEqualTo(1);
                 assertThat(count("SELECT count(*) FROM settlement WHERE settled_by = 'app-a' AND request_id <> 1"))
                         .isZero();
 
                 // Leadership as application events: A was granted termA and, deposed, had it revoked; B got termB.
-                await().atMost(WAIT).until(() -> a.getBean(LeadershipEvents.class).seen().size() >= 2);
-                assertThat(a.getBean(LeadershipEvents.class).seen()).startsWith(
-                        "granted " + termA + " sample app-a", "revoked " + termA + " sample app-a");
-                assertThat(b.getBean(LeadershipEvents.class).seen()).containsExactly("granted " + termB + " sample app-b");
+                await().atMost(WAIT)
+                        .until(() -> a.getBean(LeadershipEvents.class).seen().size() >= 2);
+                assertThat(a.getBean(LeadershipEvents.class).seen())
+                        .startsWith("granted " + termA + " sample app-a", "revoked " + termA + " sample app-a");
+                assertThat(b.getBean(LeadershipEvents.class).seen())
+                        .containsExactly("granted " + termB + " sample app-b");
 
                 Health deposed = fencelineHealth(a);
                 assertThat(deposed.getStatus()).isEqualTo(Status.UP);
                 assertThat(deposed.getDetails()).containsEntry("leader", false).containsEntry("valid", false);
-                assertThat(fencelineHealth(b).getDetails()).containsEntry("leader", true)
-                        .containsEntry("term", termB).containsEntry("valid", true);
+                assertThat(fencelineHealth(b).getDetails())
+                        .containsEntry("leader", true)
+                        .containsEntry("term", termB)
+                        .containsEntry("valid", true);
 
                 // The task's and the election's own meters are in the application's registry.
                 MeterRegistry meters = a.getBean(MeterRegistry.class);
-                assertThat(meters.get("fenceline.task.runs").tag("resource", "sample")
-                        .tag("outcome", RunOutcome.REJECTED_STALE.name()).counter().count()).isEqualTo(1.0);
-                assertThat(meters.get("fenceline.election.leader").tag("election", "sample").gauge().value())
+                assertThat(meters.get("fenceline.task.runs")
+                                .tag("resource", "sample")
+                                .tag("outcome", RunOutcome.REJECTED_STALE.name())
+                                .counter()
+                                .count())
+                        .isEqualTo(1.0);
+                assertThat(meters.get("fenceline.election.leader")
+                                .tag("election", "sample")
+                                .gauge()
+                                .value())
                         .isZero();
-                assertThat(b.getBean(MeterRegistry.class).get("fenceline.election.leader").tag("election", "sample")
-                        .gauge().value()).isEqualTo(1.0);
+                assertThat(b.getBean(MeterRegistry.class)
+                                .get("fenceline.election.leader")
+                                .tag("election", "sample")
+                                .gauge()
+                                .value())
+                        .isEqualTo(1.0);
 
                 // Closing B's context hands over: its task stops, its term is resigned (the record deleted, not left
                 // to expire with the lease), and A, still running, takes over at a newer term.
@@ -190,8 +235,11 @@ class SampleApplicationIT {
                 b.close();
                 assertThat(taskB.health().phase()).isEqualTo(TaskPhase.STOPPED);
                 assertThat(admin.leader("sample")).map(LeaderRecord::leaderId).isNotEqualTo(Optional.of("app-b"));
-                await().atMost(WAIT).until(() -> Boolean.TRUE.equals(fencelineHealth(a).getDetails().get("leader")));
-                assertThat(((Number) fencelineHealth(a).getDetails().get("term")).longValue()).isGreaterThan(termB);
+                await().atMost(WAIT)
+                        .until(() -> Boolean.TRUE.equals(
+                                fencelineHealth(a).getDetails().get("leader")));
+                assertThat(((Number) fencelineHealth(a).getDetails().get("term")).longValue())
+                        .isGreaterThan(termB);
             } finally {
                 b.close();
             }
@@ -201,29 +249,43 @@ class SampleApplicationIT {
     @Test
     void anApplicationWithoutTasksWritesWithTheAutoConfiguredElectionAndWriter() throws Exception {
         try (TestDatabase plainDb = db.server().createDatabase("PlainApplication");
-             ConfigurableApplicationContext app = start(PlainApplication.class, plainDb, "plain-1",
-                "fenceline.election.name=ledger", "spring.flyway.locations=classpath:db/plain",
-                "spring.flyway.table=plain_schema_history")) {
+                ConfigurableApplicationContext app = start(
+                        PlainApplication.class,
+                        plainDb,
+                        "plain-1",
+                        "fenceline.election.name=ledger",
+                        "spring.flyway.locations=classpath:db/plain",
+                        "spring.flyway.table=plain_schema_history")) {
             assertThat(app.getBeansOfType(LeaderTask.class)).isEmpty();
             LeaderElection election = app.getBean(LeaderElection.class);
             Leadership leadership = election.awaitLeadership(WAIT);
             assertThat(app.getBean(LedgerService.class).record(1)).isTrue();
-            assertThat(new JdbcTemplate(plainDb.dataSource()).queryForObject(
-                    "SELECT fencing_term FROM ledger_entry WHERE id = 1", Long.class)).isEqualTo(leadership.term());
+            assertThat(new JdbcTemplate(plainDb.dataSource())
+                            .queryForObject("SELECT fencing_term FROM ledger_entry WHERE id = 1", Long.class))
+                    .isEqualTo(leadership.term());
 
             Health health = fencelineHealth(app);
             assertThat(health.getStatus()).isEqualTo(Status.UP);
-            assertThat(health.getDetails()).containsEntry("election", "ledger").containsEntry("leader", true)
-                    .containsEntry("term", leadership.term()).containsEntry("valid", true);
+            assertThat(health.getDetails())
+                    .containsEntry("election", "ledger")
+                    .containsEntry("leader", true)
+                    .containsEntry("term", leadership.term())
+                    .containsEntry("valid", true);
         }
     }
 
     @Test
     void aTaskWorkBeanRunsAsAFencedTaskOnTheResourceItsClassNames() {
         try (TestDatabase workDb = db.server().createDatabase("WorkApplication");
-             ConfigurableApplicationContext app = start(WorkApplication.class, workDb, "worker-1",
-                     "spring.flyway.locations=classpath:db/work", "spring.flyway.table=work_schema_history")) {
-            assertThat(app.getBeansOfType(LeaderElection.class)).as("the task holds its own election").isEmpty();
+                ConfigurableApplicationContext app = start(
+                        WorkApplication.class,
+                        workDb,
+                        "worker-1",
+                        "spring.flyway.locations=classpath:db/work",
+                        "spring.flyway.table=work_schema_history")) {
+            assertThat(app.getBeansOfType(LeaderElection.class))
+                    .as("the task holds its own election")
+                    .isEmpty();
             LeaderTask task = app.getBean(FencedLeaderTasks.class).task("work").orElseThrow();
             assertThat(task.election().electionName()).isEqualTo("work");
 
@@ -233,8 +295,11 @@ class SampleApplicationIT {
             long term = task.health().term();
             assertThat(workSql.queryForObject("SELECT fencing_term FROM job_done WHERE job_id = 7", Long.class))
                     .isEqualTo(term);
-            assertThat(fencelineHealth(app).getDetails()).containsEntry("resource", "work")
-                    .containsEntry("leader", true).containsEntry("term", term).containsEntry("valid", true);
+            assertThat(fencelineHealth(app).getDetails())
+                    .containsEntry("resource", "work")
+                    .containsEntry("leader", true)
+                    .containsEntry("term", term)
+                    .containsEntry("valid", true);
         }
     }
 }

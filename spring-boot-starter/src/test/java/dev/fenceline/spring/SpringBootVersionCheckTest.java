@@ -53,10 +53,10 @@ class SpringBootVersionCheckTest {
 
     @Test
     void aVersionThatCannotBeReadFailsSayingSo() {
-        assertThatThrownBy(() -> SpringBootVersionCheck.check(DEFAULTS, null)).hasMessageContaining(
-                "runs on a Spring Boot version that SpringBootVersion.getVersion() cannot tell.");
-        assertThatThrownBy(() -> SpringBootVersionCheck.check(DEFAULTS, "latest")).hasMessageContaining(
-                "runs on Spring Boot version 'latest', which is not major.minor[.patch].");
+        assertThatThrownBy(() -> SpringBootVersionCheck.check(DEFAULTS, null))
+                .hasMessageContaining("runs on a Spring Boot version that SpringBootVersion.getVersion() cannot tell.");
+        assertThatThrownBy(() -> SpringBootVersionCheck.check(DEFAULTS, "latest"))
+                .hasMessageContaining("runs on Spring Boot version 'latest', which is not major.minor[.patch].");
     }
 
     @Test
@@ -69,8 +69,8 @@ class SpringBootVersionCheckTest {
     private final ApplicationContextRunner autoConfigured = new ApplicationContextRunner()
             .withConfiguration(AutoConfigurations.of(FencelineAutoConfiguration.class))
             .withUserConfiguration(UnknownFencelinePropertiesTest.Offline.class)
-            .withPropertyValues("fenceline.migrations.enabled=false",
-                    "fenceline.election.endpoints=http://127.0.0.1:1");
+            .withPropertyValues(
+                    "fenceline.migrations.enabled=false", "fenceline.election.endpoints=http://127.0.0.1:1");
 
     @Test
     void theAutoConfigurationStartsOnTheSpringBootVersionInUse() {
@@ -79,17 +79,20 @@ class SpringBootVersionCheckTest {
 
     @Test
     void aSwitchThatIsNeitherTrueNorFalseFailsStartUpNamingItsValue() {
-        autoConfigured.withPropertyValues("fenceline.spring-boot-version-check=nope").run(context -> {
-            assertThat(context).hasFailed();
-            assertThat(messages(context.getStartupFailure())).contains(
-                    "fenceline.spring-boot-version-check must be true or false, was 'nope'");
-        });
+        autoConfigured
+                .withPropertyValues("fenceline.spring-boot-version-check=nope")
+                .run(context -> {
+                    assertThat(context).hasFailed();
+                    assertThat(messages(context.getStartupFailure()))
+                            .contains("fenceline.spring-boot-version-check must be true or false, was 'nope'");
+                });
     }
 
     @Test
     void withFencelineDisabledTheVersionIsNotChecked() {
         // @ConditionalOnProperty(fenceline.enabled) is evaluated first; the check never runs, so nor does its switch.
-        autoConfigured.withPropertyValues("fenceline.enabled=false", "fenceline.spring-boot-version-check=nope")
+        autoConfigured
+                .withPropertyValues("fenceline.enabled=false", "fenceline.spring-boot-version-check=nope")
                 .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(FencelineProperties.class));
     }
 

@@ -47,21 +47,34 @@ class UnknownFencelinePropertiesTest {
 
     @Test
     void validPropertiesStart() {
-        autoConfigured.withPropertyValues(ENDPOINT, "fenceline.election.ttl=10s", "fenceline.resource=payments",
-                        "fenceline.writer.lock-timeout=1s", "fenceline.datasource.pool-name=own",
-                        "fenceline.task.warm-up=false", "fenceline.spring-boot-version-check=true")
+        autoConfigured
+                .withPropertyValues(
+                        ENDPOINT,
+                        "fenceline.election.ttl=10s",
+                        "fenceline.resource=payments",
+                        "fenceline.writer.lock-timeout=1s",
+                        "fenceline.datasource.pool-name=own",
+                        "fenceline.task.warm-up=false",
+                        "fenceline.spring-boot-version-check=true")
                 .run(context -> {
                     assertThat(context).hasNotFailed();
                     assertThat(context.getBean(ElectionConfig.class).ttl()).isEqualTo(Duration.ofSeconds(10));
-                    assertThat(context.getBean(FencelineProperties.class).getTask().isWarmUp()).isFalse();
+                    assertThat(context.getBean(FencelineProperties.class)
+                                    .getTask()
+                                    .isWarmUp())
+                            .isFalse();
                 });
     }
 
     @Test
     void validPropertiesInTheirOtherSpellingsAndListElementsStart() {
-        autoConfigured.withPropertyValues("fenceline.election.endpoints[0]=http://127.0.0.1:1",
-                        "fenceline.election.endpoints[1]=http://127.0.0.1:2", "fenceline.election.keyPrefix=/f/",
-                        "fenceline.writer.max_payload_bytes=100", "fenceline.task.IDLE-INTERVAL=2s")
+        autoConfigured
+                .withPropertyValues(
+                        "fenceline.election.endpoints[0]=http://127.0.0.1:1",
+                        "fenceline.election.endpoints[1]=http://127.0.0.1:2",
+                        "fenceline.election.keyPrefix=/f/",
+                        "fenceline.writer.max_payload_bytes=100",
+                        "fenceline.task.IDLE-INTERVAL=2s")
                 .run(context -> {
                     assertThat(context).hasNotFailed();
                     FencelineProperties p = context.getBean(FencelineProperties.class);
@@ -74,51 +87,64 @@ class UnknownFencelinePropertiesTest {
 
     @Test
     void aMisspelledTopLevelPropertyFailsStartUpNamingItAndTheClosestValidOne() {
-        autoConfigured.withPropertyValues(ENDPOINT, "fenceline.resorce=payments").run(context -> {
-            assertThat(context).hasFailed();
-            UnknownFencelinePropertyException e = unknown(context.getStartupFailure());
-            assertThat(e.getMessage()).startsWith(
-                    "fenceline.resorce is not a Fenceline property (value 'payments', origin ")
-                    .endsWith("; did you mean fenceline.resource?");
-            assertThat(e.unknownProperties()).containsExactly("fenceline.resorce");
-        });
+        autoConfigured
+                .withPropertyValues(ENDPOINT, "fenceline.resorce=payments")
+                .run(context -> {
+                    assertThat(context).hasFailed();
+                    UnknownFencelinePropertyException e = unknown(context.getStartupFailure());
+                    assertThat(e.getMessage())
+                            .startsWith("fenceline.resorce is not a Fenceline property (value 'payments', origin ")
+                            .endsWith("; did you mean fenceline.resource?");
+                    assertThat(e.unknownProperties()).containsExactly("fenceline.resorce");
+                });
     }
 
     @Test
     void aMisspelledNestedPropertyFailsStartUpNamingIt() {
-        autoConfigured.withPropertyValues(ENDPOINT, "fenceline.election.ttll=3s").run(context -> {
-            assertThat(context).hasFailed();
-            assertThat(unknown(context.getStartupFailure()).getMessage())
-                    .startsWith("fenceline.election.ttll is not a Fenceline property (value '3s', origin ")
-                    .endsWith("; did you mean fenceline.election.ttl?");
-        });
+        autoConfigured
+                .withPropertyValues(ENDPOINT, "fenceline.election.ttll=3s")
+                .run(context -> {
+                    assertThat(context).hasFailed();
+                    assertThat(unknown(context.getStartupFailure()).getMessage())
+                            .startsWith("fenceline.election.ttll is not a Fenceline property (value '3s', origin ")
+                            .endsWith("; did you mean fenceline.election.ttl?");
+                });
     }
 
     @Test
     void aMisspellingIsReportedInsteadOfTheValidationFailureItCauses() {
         // fenceline.election.endpoints stays empty, which validation would report as missing.
-        autoConfigured.withPropertyValues("fenceline.election.endpoint=http://127.0.0.1:1").run(context -> {
-            assertThat(unknown(context.getStartupFailure()).getMessage())
-                    .startsWith("fenceline.election.endpoint is not a Fenceline property")
-                    .endsWith("did you mean fenceline.election.endpoints?");
-            assertThat(messages(context.getStartupFailure())).noneMatch(m -> m.contains("must contain"));
-        });
+        autoConfigured
+                .withPropertyValues("fenceline.election.endpoint=http://127.0.0.1:1")
+                .run(context -> {
+                    assertThat(unknown(context.getStartupFailure()).getMessage())
+                            .startsWith("fenceline.election.endpoint is not a Fenceline property")
+                            .endsWith("did you mean fenceline.election.endpoints?");
+                    assertThat(messages(context.getStartupFailure())).noneMatch(m -> m.contains("must contain"));
+                });
     }
 
     @Test
     void everyUnknownPropertyIsNamedOnALineOfItsOwn() {
-        autoConfigured.withPropertyValues(ENDPOINT, "fenceline.election.ttll=3s", "fenceline.writer.colour=blue",
+        autoConfigured
+                .withPropertyValues(
+                        ENDPOINT,
+                        "fenceline.election.ttll=3s",
+                        "fenceline.writer.colour=blue",
                         "fenceline.elektion.name=sample")
                 .run(context -> {
                     UnknownFencelinePropertyException e = unknown(context.getStartupFailure());
-                    assertThat(e.unknownProperties()).containsExactly("fenceline.election.ttll",
-                            "fenceline.elektion.name", "fenceline.writer.colour");
+                    assertThat(e.unknownProperties())
+                            .containsExactly(
+                                    "fenceline.election.ttll", "fenceline.elektion.name", "fenceline.writer.colour");
                     List<String> lines = e.getMessage().lines().toList();
                     assertThat(lines).hasSize(4);
                     assertThat(lines.get(0)).isEqualTo("3 properties under fenceline are not Fenceline properties:");
-                    assertThat(lines.get(1)).startsWith("    fenceline.election.ttll is not a Fenceline property")
+                    assertThat(lines.get(1))
+                            .startsWith("    fenceline.election.ttll is not a Fenceline property")
                             .endsWith("did you mean fenceline.election.ttl?");
-                    assertThat(lines.get(2)).startsWith("    fenceline.elektion.name is not a Fenceline property")
+                    assertThat(lines.get(2))
+                            .startsWith("    fenceline.elektion.name is not a Fenceline property")
                             .endsWith("did you mean fenceline.election.name?");
                     assertThat(lines.get(3)).startsWith("    fenceline.writer.colour is not a Fenceline property");
                 });
@@ -126,74 +152,86 @@ class UnknownFencelinePropertiesTest {
 
     @Test
     void anUnknownPropertyWithNoCloseMatchListsTheValidPropertiesOfItsGroup() {
-        autoConfigured.withPropertyValues(ENDPOINT, "fenceline.writer.colour=blue").run(context ->
-                assertThat(unknown(context.getStartupFailure()).getMessage()).endsWith(
-                        "; the properties under fenceline.writer are check-protected-tables,"
+        autoConfigured
+                .withPropertyValues(ENDPOINT, "fenceline.writer.colour=blue")
+                .run(context -> assertThat(unknown(context.getStartupFailure()).getMessage())
+                        .endsWith("; the properties under fenceline.writer are check-protected-tables,"
                                 + " connection-recheck-attempts, idle-in-transaction-session-timeout, lock-timeout,"
                                 + " max-payload-bytes"));
-        autoConfigured.withPropertyValues(ENDPOINT, "fenceline.colour=blue").run(context ->
-                assertThat(unknown(context.getStartupFailure()).getMessage()).endsWith(
-                        "; the properties under fenceline are datasource.*, election.*, enabled, migrations.*,"
-                                + " resource, spring-boot-version-check, task.*, writer.*"));
+        autoConfigured
+                .withPropertyValues(ENDPOINT, "fenceline.colour=blue")
+                .run(context -> assertThat(unknown(context.getStartupFailure()).getMessage())
+                        .endsWith(
+                                "; the properties under fenceline are datasource.*, election.*, enabled, migrations.*,"
+                                        + " resource, spring-boot-version-check, task.*, writer.*"));
     }
 
     @Test
     void aPropertyInTheWrongGroupSuggestsTheGroupsThatHaveIt() {
-        autoConfigured.withPropertyValues(ENDPOINT, "fenceline.election.lock-timeout=1s").run(context ->
-                assertThat(unknown(context.getStartupFailure()).getMessage()).endsWith(
-                        "; did you mean fenceline.datasource.lock-timeout or fenceline.writer.lock-timeout?"));
+        autoConfigured
+                .withPropertyValues(ENDPOINT, "fenceline.election.lock-timeout=1s")
+                .run(context -> assertThat(unknown(context.getStartupFailure()).getMessage())
+                        .endsWith(
+                                "; did you mean fenceline.datasource.lock-timeout or fenceline.writer.lock-timeout?"));
     }
 
     @Test
     void theValueOfAMisspelledPasswordIsNotRepeated() {
-        autoConfigured.withPropertyValues(ENDPOINT, "fenceline.datasource.pasword=hunter2").run(context -> {
-            String message = unknown(context.getStartupFailure()).getMessage();
-            assertThat(message).startsWith("fenceline.datasource.pasword is not a Fenceline property (value not shown")
-                    .endsWith("did you mean fenceline.datasource.password?");
-            assertThat(messages(context.getStartupFailure())).noneMatch(m -> m.contains("hunter2"));
-        });
+        autoConfigured
+                .withPropertyValues(ENDPOINT, "fenceline.datasource.pasword=hunter2")
+                .run(context -> {
+                    String message = unknown(context.getStartupFailure()).getMessage();
+                    assertThat(message)
+                            .startsWith("fenceline.datasource.pasword is not a Fenceline property (value not shown")
+                            .endsWith("did you mean fenceline.datasource.password?");
+                    assertThat(messages(context.getStartupFailure())).noneMatch(m -> m.contains("hunter2"));
+                });
     }
 
     @Test
     void theSpringBootVersionCheckSwitchIsAKnownProperty() {
-        autoConfigured.withPropertyValues(ENDPOINT, "fenceline.spring-boot-version-check=false")
+        autoConfigured
+                .withPropertyValues(ENDPOINT, "fenceline.spring-boot-version-check=false")
                 .run(context -> assertThat(context).hasNotFailed());
     }
 
     @Test
     void systemPropertiesAndEnvironmentVariablesUnderFencelineAreLeftToTheirOwners() {
         // The test kit reads fenceline.pg.port, fenceline.etcd.bin, ... from system properties in the same JVM.
-        autoConfigured.withPropertyValues(ENDPOINT).withSystemProperties("fenceline.pg.port=5433")
+        autoConfigured
+                .withPropertyValues(ENDPOINT)
+                .withSystemProperties("fenceline.pg.port=5433")
                 .run(context -> assertThat(context).hasNotFailed());
     }
 
     /** Boot's own, rather than one declared here: a test class would put its metadata first on the classpath. */
     @Configuration(proxyBeanMethods = false)
     @EnableConfigurationProperties(TaskExecutionProperties.class)
-    static class Other {
-    }
+    static class Other {}
 
     @Test
     void otherConfigurationPropertiesKeepTheirOwnRules() {
-        autoConfigured.withUserConfiguration(Other.class)
+        autoConfigured
+                .withUserConfiguration(Other.class)
                 .withPropertyValues(ENDPOINT, "spring.task.execution.no-such-property=1")
                 .run(context -> assertThat(context).hasNotFailed().hasSingleBean(TaskExecutionProperties.class));
     }
 
     @Test
     void withFencelineDisabledNoPropertyIsChecked() {
-        autoConfigured.withPropertyValues("fenceline.enabled=false", "fenceline.election.ttll=3s")
+        autoConfigured
+                .withPropertyValues("fenceline.enabled=false", "fenceline.election.ttll=3s")
                 .run(context -> assertThat(context).hasNotFailed());
     }
 
     @Configuration(proxyBeanMethods = false)
     @EnableConfigurationProperties(FencelineProperties.class)
-    static class BindingOnly {
-    }
+    static class BindingOnly {}
 
     @Test
     void withoutTheAutoConfigurationSpringsOwnCheckStillRejectsAMisspelledNestedProperty() {
-        new ApplicationContextRunner().withUserConfiguration(BindingOnly.class)
+        new ApplicationContextRunner()
+                .withUserConfiguration(BindingOnly.class)
                 .withPropertyValues(ENDPOINT, "fenceline.task.idle-intervall=2s")
                 .run(context -> {
                     assertThat(context).hasFailed();

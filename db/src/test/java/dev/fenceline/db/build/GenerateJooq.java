@@ -36,19 +36,23 @@ public final class GenerateJooq {
         String url = System.getProperty("fenceline.codegen.jdbcUrl");
         long started = System.nanoTime();
         if (url != null && !url.isBlank()) {
-            generate(url, System.getProperty("fenceline.codegen.user", "postgres"),
-                    System.getProperty("fenceline.codegen.password"), out);
+            generate(
+                    url,
+                    System.getProperty("fenceline.codegen.user", "postgres"),
+                    System.getProperty("fenceline.codegen.password"),
+                    out);
         } else {
             generateWithThrowawayServer(out);
         }
-        System.out.printf("[jooq-codegen] generated %s into %s in %d ms%n", PACKAGE, out,
-                (System.nanoTime() - started) / 1_000_000);
+        System.out.printf(
+                "[jooq-codegen] generated %s into %s in %d ms%n",
+                PACKAGE, out, (System.nanoTime() - started) / 1_000_000);
     }
 
     /** Starts a throwaway PostgreSQL, migrates an empty database and generates into {@code out} (cleaned first). */
     public static void generateWithThrowawayServer(Path out) throws Exception {
         try (PostgresServer server = PostgresServer.start(PostgresServer.Options.defaults());
-             TestDatabase db = server.createDatabase("jooq_codegen")) {
+                TestDatabase db = server.createDatabase("jooq_codegen")) {
             generate(db.jdbcUrl(), db.user(), db.password(), out);
         }
     }
@@ -62,7 +66,10 @@ public final class GenerateJooq {
         }
         FencingMigrations.migrate(ds);
         Configuration config = new Configuration()
-                .withJdbc(new Jdbc().withDriver("org.postgresql.Driver").withUrl(url).withUser(user)
+                .withJdbc(new Jdbc()
+                        .withDriver("org.postgresql.Driver")
+                        .withUrl(url)
+                        .withUser(user)
                         .withPassword(password))
                 .withGenerator(new Generator()
                         .withDatabase(new Database()

@@ -22,7 +22,8 @@ class GeneratedSourcesMatchMigrationsIT {
 
     @Test
     void regeneratingFromTheMigrationsReproducesTheCommittedClasses(@TempDir Path fresh) throws Exception {
-        Path committed = Path.of(System.getProperty("basedir", "")).toAbsolutePath().resolve("src/main/generated");
+        Path committed =
+                Path.of(System.getProperty("basedir", "")).toAbsolutePath().resolve("src/main/generated");
         assertThat(committed.resolve(GenerateJooq.PACKAGE.replace('.', '/'))).isDirectory();
 
         GenerateJooq.generateWithThrowawayServer(fresh);

@@ -14,63 +14,63 @@ import java.util.function.Supplier;
  * requests start their deadline only when issued. Lease renewals never wait here.
  */
 final class AsyncLimiter {
-  private final int permits;
-  private int inFlight;
-  private final Queue<Runnable> waiting = new ArrayDeque<>();
+    private final int permits;
+    private int inFlight;
+    private final Queue<Runnable> waiting = new ArrayDeque<>();
 
-  AsyncLimiter(int permits) {
-    this.permits = permits;
-  }
+    AsyncLimiter(int permits) {
+        this.permits = permits;
+    }
 
-  <T> CompletableFuture<T> submit(Supplier<CompletableFuture<T>> call) {
-    CompletableFuture<T> result = new CompletableFuture<>();
-    Runnable start = () -> {
-      CompletableFuture<T> f;
-      try {
-        f = call.get();
-      } catch (RuntimeException e) {
-        f = CompletableFuture.failedFuture(e);
-      }
-      f.whenComplete((v, e) -> {
-        release();
-        if (e != null) {
-          result.completeExceptionally(e);
-        } else {
-          result.complete(v);
+    <T> CompletableFuture<T> submit(Supplier<CompletableFuture<T>> call) {
+        CompletableFuture<T> result = new CompletableFuture<>();
+        Runnable start = () -> {
+            CompletableFuture<T> f;
+            try {
+                f = call.get();
+            } catch (RuntimeException e) {
+                f = CompletableFuture.failedFuture(e);
+            }
+            f.whenComplete((v, e) -> {
+                release();
+                if (e != null) {
+                    result.completeExceptionally(e);
+                } else {
+                    result.complete(v);
+                }
+            });
+        };
+        boolean now;
+        synchronized (this) {
+            now = inFlight < permits;
+            if (now) {
+                inFlight++;
+            } else {
+                waiting.add(start);
+            }
         }
-      });
-    };
-    boolean now;
-    synchronized (this) {
-      now = inFlight < permits;
-      if (now) {
-        inFlight++;
-      } else {
-        waiting.add(start);
-      }
+        if (now) {
+            start.run();
+        }
+        return result;
     }
-    if (now) {
-      start.run();
-    }
-    return result;
-  }
 
-  private void release() {
-    Runnable next;
-    synchronized (this) {
-      next = waiting.poll();
-      if (next == null) {
-        inFlight--;
-      }
+    private void release() {
+        Runnable next;
+        synchronized (this) {
+            next = waiting.poll();
+            if (next == null) {
+                inFlight--;
+            }
+        }
+        if (next != null) {
+            // the permit passes straight to the next waiter; issued off this thread so a run of synchronous
+            // failures cannot recurse
+            ForkJoinPool.commonPool().execute(next);
+        }
     }
-    if (next != null) {
-      // the permit passes straight to the next waiter; issued off this thread so a run of synchronous
-      // failures cannot recurse
-      ForkJoinPool.commonPool().execute(next);
-    }
-  }
 
-  synchronized int queued() {
-    return waiting.size();
-  }
+    synchronized int queued() {
+        return waiting.size();
+    }
 }

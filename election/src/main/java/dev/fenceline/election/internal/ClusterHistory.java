@@ -24,51 +24,51 @@ package dev.fenceline.election.internal;
  * reset, and revisions of an older history never raise the current one.
  */
 final class ClusterHistory {
-  /** What was known when a request was sent (or a watch created). */
-  record Mark(long epoch, long revision) {}
+    /** What was known when a request was sent (or a watch created). */
+    record Mark(long epoch, long revision) {}
 
-  private long clusterId; // 0 = not seen yet
-  private long revision;
-  private long epoch;
+    private long clusterId; // 0 = not seen yet
+    private long revision;
+    private long epoch;
 
-  synchronized Mark mark() {
-    return new Mark(epoch, revision);
-  }
-
-  synchronized long revision() {
-    return revision;
-  }
-
-  /** Raises the revision (watch events, compaction recovery) unless a reset happened since {@code sent}. */
-  synchronized void advance(Mark sent, long seen) {
-    if (sent.epoch() == epoch) {
-      revision = Math.max(revision, seen);
+    synchronized Mark mark() {
+        return new Mark(epoch, revision);
     }
-  }
 
-  /**
-   * Checks one response header.
-   *
-   * @return a description of the change if this header proves a different history (the revision is then reset
-   *     to {@code headerRevision}), otherwise null
-   */
-  synchronized String observe(Mark sent, long headerClusterId, long headerRevision, boolean linearizable) {
-    if (sent.epoch() != epoch || headerClusterId == 0) {
-      return null; // sent before the last reset: tells nothing new
+    synchronized long revision() {
+        return revision;
     }
-    String change = null;
-    if (clusterId != 0 && headerClusterId != clusterId) {
-      change = "cluster id changed from " + Long.toUnsignedString(clusterId, 16) + " to "
-          + Long.toUnsignedString(headerClusterId, 16);
-    } else if (linearizable && headerRevision < sent.revision()) {
-      change = "linearizable response at revision " + headerRevision + " below revision " + sent.revision()
-          + " seen before it was sent";
+
+    /** Raises the revision (watch events, compaction recovery) unless a reset happened since {@code sent}. */
+    synchronized void advance(Mark sent, long seen) {
+        if (sent.epoch() == epoch) {
+            revision = Math.max(revision, seen);
+        }
     }
-    clusterId = headerClusterId;
-    if (change != null) {
-      revision = headerRevision;
-      epoch++;
+
+    /**
+     * Checks one response header.
+     *
+     * @return a description of the change if this header proves a different history (the revision is then reset
+     *     to {@code headerRevision}), otherwise null
+     */
+    synchronized String observe(Mark sent, long headerClusterId, long headerRevision, boolean linearizable) {
+        if (sent.epoch() != epoch || headerClusterId == 0) {
+            return null; // sent before the last reset: tells nothing new
+        }
+        String change = null;
+        if (clusterId != 0 && headerClusterId != clusterId) {
+            change = "cluster id changed from " + Long.toUnsignedString(clusterId, 16) + " to "
+                    + Long.toUnsignedString(headerClusterId, 16);
+        } else if (linearizable && headerRevision < sent.revision()) {
+            change = "linearizable response at revision " + headerRevision + " below revision " + sent.revision()
+                    + " seen before it was sent";
+        }
+        clusterId = headerClusterId;
+        if (change != null) {
+            revision = headerRevision;
+            epoch++;
+        }
+        return change;
     }
-    return change;
-  }
 }

@@ -21,82 +21,91 @@ import java.util.concurrent.TimeoutException;
  * {@link Kind#UNKNOWN} and a transaction must be resolved by reading.
  */
 final class EtcdFailure {
-  enum Kind { DEFINITE, UNKNOWN }
-
-  private EtcdFailure() {}
-
-  /** The gRPC status code carried by {@code e} (through wrappers), or null if it carries none. */
-  static Status.Code code(Throwable e) {
-    for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
-      if (t instanceof EtcdException ee) {
-        return Status.Code.valueOf(ee.getErrorCode().name());
-      }
-      if (t instanceof StatusRuntimeException sre) {
-        return sre.getStatus().getCode();
-      }
-      if (t instanceof StatusException se) {
-        return se.getStatus().getCode();
-      }
+    enum Kind {
+        DEFINITE,
+        UNKNOWN
     }
-    return null;
-  }
 
-  static Kind classify(Throwable e) {
-    Status.Code c = code(e);
-    if (c == null) {
-      return Kind.UNKNOWN;
+    private EtcdFailure() {}
+
+    /** The gRPC status code carried by {@code e} (through wrappers), or null if it carries none. */
+    static Status.Code code(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof EtcdException ee) {
+                return Status.Code.valueOf(ee.getErrorCode().name());
+            }
+            if (t instanceof StatusRuntimeException sre) {
+                return sre.getStatus().getCode();
+            }
+            if (t instanceof StatusException se) {
+                return se.getStatus().getCode();
+            }
+        }
+        return null;
     }
-    return switch (c) {
-      case NOT_FOUND, INVALID_ARGUMENT, PERMISSION_DENIED, UNAUTHENTICATED, FAILED_PRECONDITION, OUT_OF_RANGE,
-          ALREADY_EXISTS, UNIMPLEMENTED -> Kind.DEFINITE;
-      default -> Kind.UNKNOWN;
-    };
-  }
 
-  static boolean isDefinite(Throwable e) {
-    return classify(e) == Kind.DEFINITE;
-  }
-
-  /** etcd's answer for a lease it does not have (expired or revoked): NOT_FOUND "lease not found". */
-  static boolean isLeaseNotFound(Throwable e) {
-    if (code(e) != Status.Code.NOT_FOUND) {
-      return false;
+    static Kind classify(Throwable e) {
+        Status.Code c = code(e);
+        if (c == null) {
+            return Kind.UNKNOWN;
+        }
+        return switch (c) {
+            case NOT_FOUND,
+                    INVALID_ARGUMENT,
+                    PERMISSION_DENIED,
+                    UNAUTHENTICATED,
+                    FAILED_PRECONDITION,
+                    OUT_OF_RANGE,
+                    ALREADY_EXISTS,
+                    UNIMPLEMENTED -> Kind.DEFINITE;
+            default -> Kind.UNKNOWN;
+        };
     }
-    Throwable t = unwrap(e);
-    String m = t == null ? null : t.getMessage();
-    // NOT_FOUND is also used for other missing things in later etcd versions; a lease call's NOT_FOUND is
-    // the lease, and the message confirms it where present.
-    return m == null || m.toLowerCase(Locale.ROOT).contains("lease");
-  }
 
-  static Throwable unwrap(Throwable e) {
-    Throwable t = e;
-    while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
-      t = t.getCause();
+    static boolean isDefinite(Throwable e) {
+        return classify(e) == Kind.DEFINITE;
     }
-    return t;
-  }
 
-  static boolean isLocalTimeout(Throwable e) {
-    return unwrap(e) instanceof TimeoutException;
-  }
-
-  /** One line for logs: kind, gRPC code if any, and the message. */
-  static String describe(Throwable e) {
-    Throwable t = unwrap(e);
-    if (t == null) {
-      return "none";
+    /** etcd's answer for a lease it does not have (expired or revoked): NOT_FOUND "lease not found". */
+    static boolean isLeaseNotFound(Throwable e) {
+        if (code(e) != Status.Code.NOT_FOUND) {
+            return false;
+        }
+        Throwable t = unwrap(e);
+        String m = t == null ? null : t.getMessage();
+        // NOT_FOUND is also used for other missing things in later etcd versions; a lease call's NOT_FOUND is
+        // the lease, and the message confirms it where present.
+        return m == null || m.toLowerCase(Locale.ROOT).contains("lease");
     }
-    if (t instanceof TimeoutException) {
-      return "no answer within the call timeout (outcome unknown)";
-    }
-    Status.Code c = code(t);
-    String m = t.getMessage();
-    return (classify(t) == Kind.DEFINITE ? "rejected" : "outcome unknown") + ", "
-        + (c != null ? "status " + c : t.getClass().getSimpleName()) + (m == null ? "" : ": " + m);
-  }
 
-  /** Keeps ErrorCode referenced so a jetcd rename fails the build here, not at runtime in {@link #code}. */
-  @SuppressWarnings("unused")
-  private static final ErrorCode NOT_FOUND = ErrorCode.NOT_FOUND;
+    static Throwable unwrap(Throwable e) {
+        Throwable t = e;
+        while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
+            t = t.getCause();
+        }
+        return t;
+    }
+
+    static boolean isLocalTimeout(Throwable e) {
+        return unwrap(e) instanceof TimeoutException;
+    }
+
+    /** One line for logs: kind, gRPC code if any, and the message. */
+    static String describe(Throwable e) {
+        Throwable t = unwrap(e);
+        if (t == null) {
+            return "none";
+        }
+        if (t instanceof TimeoutException) {
+            return "no answer within the call timeout (outcome unknown)";
+        }
+        Status.Code c = code(t);
+        String m = t.getMessage();
+        return (classify(t) == Kind.DEFINITE ? "rejected" : "outcome unknown") + ", "
+                + (c != null ? "status " + c : t.getClass().getSimpleName()) + (m == null ? "" : ": " + m);
+    }
+
+    /** Keeps ErrorCode referenced so a jetcd rename fails the build here, not at runtime in {@link #code}. */
+    @SuppressWarnings("unused")
+    private static final ErrorCode NOT_FOUND = ErrorCode.NOT_FOUND;
 }

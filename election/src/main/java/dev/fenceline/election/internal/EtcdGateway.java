@@ -60,336 +60,356 @@ import java.util.function.Supplier;
  * renew interval and the watch is checked by progress requests (see DefaultElectionSession).
  */
 final class EtcdGateway implements AutoCloseable {
-  /** grpc-java raises anything below 10 s to 10 s; etcd's default enforcement minimum is 5 s. */
-  static final Duration GRPC_KEEPALIVE_TIME = Duration.ofSeconds(10);
+    /** grpc-java raises anything below 10 s to 10 s; etcd's default enforcement minimum is 5 s. */
+    static final Duration GRPC_KEEPALIVE_TIME = Duration.ofSeconds(10);
 
-  /** One etcd member as seen by this client. */
-  static final class Endpoint implements AutoCloseable {
-    final int index;
-    final String uri;
-    final Client client;
-    final KV kv;
-    final Lease lease;
-    private final ManagedChannel raw;
-    private final LeaseGrpc.LeaseStub rawLease;
+    /** One etcd member as seen by this client. */
+    static final class Endpoint implements AutoCloseable {
+        final int index;
+        final String uri;
+        final Client client;
+        final KV kv;
+        final Lease lease;
+        private final ManagedChannel raw;
+        private final LeaseGrpc.LeaseStub rawLease;
 
-    Endpoint(int index, String uri, ElectionConfig config, io.netty.handler.ssl.SslContext ssl) {
-      this.index = index;
-      this.uri = uri;
-      io.etcd.jetcd.ClientBuilder builder = Client.builder()
-          .endpoints(uri)
-          .retryMaxAttempts(0)
-          .waitForReady(false)
-          .connectTimeout(config.connectTimeout())
-          .keepaliveTime(GRPC_KEEPALIVE_TIME)
-          .keepaliveTimeout(config.callTimeout())
-          .keepaliveWithoutCalls(false)
-          .interceptor(new DeadlineInterceptor(config.callTimeout()));
-      if (ssl != null) {
-        builder.sslContext(ssl);
-      }
-      if (config.username() != null) {
-        builder.user(bytes(config.username())).password(bytes(config.password()));
-      }
-      this.client = builder.build();
-      this.kv = client.getKVClient();
-      this.lease = client.getLeaseClient();
-      URI u = URI.create(uri);
-      NettyChannelBuilder rawBuilder = NettyChannelBuilder.forAddress(u.getHost(), u.getPort());
-      if (ssl != null) {
-        rawBuilder.sslContext(ssl);
-      } else {
-        rawBuilder.usePlaintext();
-      }
-      this.raw = rawBuilder
-          .keepAliveTime(GRPC_KEEPALIVE_TIME.toNanos(), TimeUnit.NANOSECONDS)
-          .keepAliveTimeout(config.callTimeout().toNanos(), TimeUnit.NANOSECONDS)
-          .keepAliveWithoutCalls(false)
-          .build();
-      this.rawLease = LeaseGrpc.newStub(raw);
+        Endpoint(int index, String uri, ElectionConfig config, io.netty.handler.ssl.SslContext ssl) {
+            this.index = index;
+            this.uri = uri;
+            io.etcd.jetcd.ClientBuilder builder = Client.builder()
+                    .endpoints(uri)
+                    .retryMaxAttempts(0)
+                    .waitForReady(false)
+                    .connectTimeout(config.connectTimeout())
+                    .keepaliveTime(GRPC_KEEPALIVE_TIME)
+                    .keepaliveTimeout(config.callTimeout())
+                    .keepaliveWithoutCalls(false)
+                    .interceptor(new DeadlineInterceptor(config.callTimeout()));
+            if (ssl != null) {
+                builder.sslContext(ssl);
+            }
+            if (config.username() != null) {
+                builder.user(bytes(config.username())).password(bytes(config.password()));
+            }
+            this.client = builder.build();
+            this.kv = client.getKVClient();
+            this.lease = client.getLeaseClient();
+            URI u = URI.create(uri);
+            NettyChannelBuilder rawBuilder = NettyChannelBuilder.forAddress(u.getHost(), u.getPort());
+            if (ssl != null) {
+                rawBuilder.sslContext(ssl);
+            } else {
+                rawBuilder.usePlaintext();
+            }
+            this.raw = rawBuilder
+                    .keepAliveTime(GRPC_KEEPALIVE_TIME.toNanos(), TimeUnit.NANOSECONDS)
+                    .keepAliveTimeout(config.callTimeout().toNanos(), TimeUnit.NANOSECONDS)
+                    .keepAliveWithoutCalls(false)
+                    .build();
+            this.rawLease = LeaseGrpc.newStub(raw);
+        }
+
+        @Override
+        public String toString() {
+            return uri;
+        }
+
+        @Override
+        public void close() {
+            try {
+                client.close();
+            } finally {
+                raw.shutdownNow();
+            }
+        }
     }
 
-    @Override
-    public String toString() {
-      return uri;
+    private final List<Endpoint> endpoints;
+    private final Duration callTimeout;
+    private final ElectionMetrics metrics;
+    /** The member election requests go to first; moves on when a call there fails. */
+    private final AtomicInteger preferred = new AtomicInteger();
+    /** In-flight bound for election reads/transactions (not lease calls). */
+    private final AsyncLimiter electionRequests = new AsyncLimiter(64);
+    /** Checked against every response header: detects a cluster rebuilt from nothing (see ClusterHistory). */
+    private final ClusterHistory history = new ClusterHistory();
+
+    private volatile Consumer<String> historyChanged = change -> {};
+
+    EtcdGateway(ElectionConfig config, ElectionMetrics metrics) {
+        this.callTimeout = config.callTimeout();
+        this.metrics = metrics;
+        List<Endpoint> list = new ArrayList<>();
+        io.netty.handler.ssl.SslContext ssl = sslContext(config);
+        try {
+            for (String uri : config.endpoints()) {
+                list.add(new Endpoint(list.size(), uri.trim(), config, ssl));
+            }
+        } catch (RuntimeException e) {
+            list.forEach(Endpoint::close);
+            throw e;
+        }
+        this.endpoints = List.copyOf(list);
+    }
+
+    /** The client TLS context (CA bundle, optional client certificate), or null for plain http. */
+    static io.netty.handler.ssl.SslContext sslContext(ElectionConfig config) {
+        if (!config.tls()) {
+            return null;
+        }
+        if (config.tlsClientCertFile() != null) {
+            checkValidity(config.tlsClientCertFile(), java.time.Instant.now());
+        }
+        try {
+            io.netty.handler.ssl.SslContextBuilder b = io.grpc.netty.GrpcSslContexts.forClient()
+                    .trustManager(config.tlsCaFile().toFile());
+            if (config.tlsClientCertFile() != null) {
+                b.keyManager(
+                        config.tlsClientCertFile().toFile(),
+                        config.tlsClientKeyFile().toFile());
+            }
+            return b.build();
+        } catch (javax.net.ssl.SSLException | IllegalArgumentException e) {
+            throw new dev.fenceline.election.ElectionException(
+                    "cannot build the etcd TLS context from tlsCaFile="
+                            + config.tlsCaFile()
+                            + (config.tlsClientCertFile() != null
+                                    ? ", tlsClientCert=" + config.tlsClientCertFile() + " / "
+                                            + config.tlsClientKeyFile()
+                                    : "")
+                            + ": " + e.getMessage()
+                            + " (PEM files expected; the client key in PKCS#8)",
+                    e);
+        }
+    }
+
+    /**
+     * An expired (or not yet valid) client certificate is refused by etcd's TLS handshake with a bare alert that
+     * jetcd reports as "UNAVAILABLE" after connectTimeout; say so at once, naming the file and the dates. Reads
+     * the wall clock, as the server's check does.
+     */
+    static void checkValidity(java.nio.file.Path certFile, java.time.Instant now) {
+        java.security.cert.X509Certificate cert;
+        try (java.io.InputStream in = java.nio.file.Files.newInputStream(certFile)) {
+            cert = (java.security.cert.X509Certificate)
+                    java.security.cert.CertificateFactory.getInstance("X.509").generateCertificate(in);
+        } catch (java.io.IOException | java.security.cert.CertificateException | ClassCastException e) {
+            throw new dev.fenceline.election.ElectionException(
+                    "tlsClientCert certificate '" + certFile + "' is not a PEM X.509 certificate: " + e.getMessage(),
+                    e);
+        }
+        java.time.Instant from = cert.getNotBefore().toInstant();
+        java.time.Instant until = cert.getNotAfter().toInstant();
+        if (now.isAfter(until)) {
+            throw new dev.fenceline.election.ElectionException(
+                    "tlsClientCert certificate '" + certFile + "' expired at " + until + " (valid " + from + " .. "
+                            + until + ", now " + now + "): etcd refuses it; renew it");
+        }
+        if (now.isBefore(from)) {
+            throw new dev.fenceline.election.ElectionException(
+                    "tlsClientCert certificate '" + certFile + "' is not valid before " + from + " (now " + now
+                            + "): check this host's clock or the certificate");
+        }
+    }
+
+    int endpointCount() {
+        return endpoints.size();
+    }
+
+    Endpoint endpoint(int index) {
+        return endpoints.get(Math.floorMod(index, endpoints.size()));
+    }
+
+    /** The member election requests currently go to first. */
+    int preferredEndpoint() {
+        return preferred.get();
+    }
+
+    /** A call to {@code index} failed: prefer the next member, unless someone already moved on. */
+    void demote(int index) {
+        int n = endpoints.size();
+        preferred.compareAndSet(index, (index + 1) % n);
+    }
+
+    Watch watchClient(int index) {
+        return endpoint(index).client.getWatchClient();
+    }
+
+    ClusterHistory history() {
+        return history;
+    }
+
+    /** Called (on the responding thread, so it must only hand work off) when a header proves a new history. */
+    void onHistoryChange(Consumer<String> listener) {
+        this.historyChanged = listener;
+    }
+
+    /** Checks one response header (also used for watch responses, which do not pass through here). */
+    void observe(ClusterHistory.Mark sent, Response.Header header, boolean linearizable) {
+        String change = history.observe(sent, header.getClusterId(), header.getRevision(), linearizable);
+        if (change != null) {
+            historyChanged.accept(change);
+        }
+    }
+
+    Duration callTimeout() {
+        return callTimeout;
+    }
+
+    static ByteSequence bytes(String s) {
+        return ByteSequence.from(s, StandardCharsets.UTF_8);
+    }
+
+    static String string(ByteSequence b) {
+        return b.toString(StandardCharsets.UTF_8);
+    }
+
+    /** Linearizable range read of every key under {@code prefix}; retried once on the next member. */
+    CompletableFuture<GetResponse> getPrefix(String prefix) {
+        return electionRequests.submit(() -> withFailover(
+                "get",
+                true,
+                e -> e.kv.get(bytes(prefix), GetOption.builder().isPrefix(true).build())));
+    }
+
+    /** Linearizable read of one key; retried once on the next member. */
+    CompletableFuture<GetResponse> get(String key) {
+        return withFailover("get", true, e -> e.kv.get(bytes(key)));
+    }
+
+    /**
+     * Builds and commits a transaction; {@code build} fills in If/Then/Else. Never retried here: a failure
+     * may have committed (the caller resolves it by reading); the next call goes to the next member.
+     */
+    CompletableFuture<TxnResponse> txn(Function<Txn, Txn> build) {
+        return electionRequests.submit(() -> {
+            Endpoint e = endpoint(preferred.get());
+            return onEndpoint(e, "txn", true, () -> build.apply(e.kv.txn()).commit());
+        });
+    }
+
+    /** A grant that fails leaks at most one unused lease, which expires after its TTL: retried once. */
+    CompletableFuture<LeaseGrantResponse> grant(long ttlSeconds) {
+        return withFailover("lease_grant", true, e -> e.lease.grant(ttlSeconds));
+    }
+
+    CompletableFuture<LeaseRevokeResponse> revoke(long leaseId) {
+        return withFailover("lease_revoke", true, e -> e.lease.revoke(leaseId));
+    }
+
+    /** The server version of one member (maintenance status). */
+    CompletableFuture<StatusResponse> status(int index) {
+        Endpoint e = endpoint(index);
+        return onEndpoint(
+                e, "status", false, () -> e.client.getMaintenanceClient().statusMember(e.uri));
+    }
+
+    /**
+     * Exactly one LeaseKeepAlive request to member {@code index} on its own stream, then half-close. The
+     * response answers exactly this request, so the caller knows the send time a positive TTL confirms.
+     */
+    CompletableFuture<LeaseKeepAliveResponse> keepAliveOnce(long leaseId, int index) {
+        Endpoint e = endpoint(index);
+        // not linearizable: the header comes from the etcd leader's local state, which may lag its commits
+        return onEndpoint(e, "lease_keepalive", false, () -> {
+            CompletableFuture<LeaseKeepAliveResponse> f = new CompletableFuture<>();
+            e.rawLease
+                    .withDeadlineAfter(callTimeout.toNanos(), TimeUnit.NANOSECONDS)
+                    .leaseKeepAlive(
+                            new ClientResponseObserver<
+                                    LeaseKeepAliveRequest, io.etcd.jetcd.api.LeaseKeepAliveResponse>() {
+                                private ClientCallStreamObserver<LeaseKeepAliveRequest> requests;
+
+                                @Override
+                                public void beforeStart(ClientCallStreamObserver<LeaseKeepAliveRequest> requestStream) {
+                                    this.requests = requestStream;
+                                }
+
+                                @Override
+                                public void onNext(io.etcd.jetcd.api.LeaseKeepAliveResponse value) {
+                                    f.complete(new LeaseKeepAliveResponse(value));
+                                    requests.onCompleted(); // half-close: no further request on this stream
+                                }
+
+                                @Override
+                                public void onError(Throwable t) {
+                                    f.completeExceptionally(t);
+                                }
+
+                                @Override
+                                public void onCompleted() {
+                                    f.completeExceptionally(new IllegalStateException(
+                                            "LeaseKeepAlive stream of " + e.uri + " ended without a response"));
+                                }
+                            })
+                    .onNext(LeaseKeepAliveRequest.newBuilder().setID(leaseId).build());
+            return f;
+        });
+    }
+
+    /** Tries the preferred member, then (on a failure that is not a definite rejection) the next one once. */
+    private <T extends Response> CompletableFuture<T> withFailover(
+            String op, boolean linearizable, Function<Endpoint, CompletableFuture<T>> call) {
+        Endpoint first = endpoint(preferred.get());
+        return onEndpoint(first, op, linearizable, () -> call.apply(first))
+                .handle((r, err) -> {
+                    if (err == null) {
+                        return CompletableFuture.completedFuture(r);
+                    }
+                    if (EtcdFailure.isDefinite(err) || endpoints.size() == 1) {
+                        return CompletableFuture.<T>failedFuture(err);
+                    }
+                    Endpoint next = endpoint(first.index + 1);
+                    return onEndpoint(next, op, linearizable, () -> call.apply(next));
+                })
+                .thenCompose(Function.identity());
+    }
+
+    /** @param linearizable whether the response header is at least every revision committed before sending */
+    private <T extends Response> CompletableFuture<T> onEndpoint(
+            Endpoint e, String op, boolean linearizable, Supplier<CompletableFuture<T>> call) {
+        metrics.request(op);
+        ClusterHistory.Mark sent = history.mark(); // before sending: the floor a same-history answer cannot be below
+        CompletableFuture<T> f;
+        try {
+            f = call.get();
+        } catch (RuntimeException ex) {
+            f = CompletableFuture.failedFuture(ex);
+        }
+        // thenApply: the check runs before any caller sees the response
+        return f.thenApply(r -> {
+                    observe(sent, r.getHeader(), linearizable);
+                    return r;
+                })
+                .orTimeout(callTimeout.toNanos() + TimeUnit.MILLISECONDS.toNanos(50), TimeUnit.NANOSECONDS)
+                .whenComplete((r, err) -> {
+                    if (err != null && !EtcdFailure.isDefinite(err)) {
+                        metrics.endpointFailure(op, e.uri);
+                        demote(e.index);
+                    }
+                });
     }
 
     @Override
     public void close() {
-      try {
-        client.close();
-      } finally {
-        raw.shutdownNow();
-      }
+        endpoints.forEach(Endpoint::close);
     }
-  }
 
-  private final List<Endpoint> endpoints;
-  private final Duration callTimeout;
-  private final ElectionMetrics metrics;
-  /** The member election requests go to first; moves on when a call there fails. */
-  private final AtomicInteger preferred = new AtomicInteger();
-  /** In-flight bound for election reads/transactions (not lease calls). */
-  private final AsyncLimiter electionRequests = new AsyncLimiter(64);
-  /** Checked against every response header: detects a cluster rebuilt from nothing (see ClusterHistory). */
-  private final ClusterHistory history = new ClusterHistory();
-  private volatile Consumer<String> historyChanged = change -> { };
+    /** Sets a gRPC deadline on every call except the long-lived Watch stream. */
+    static final class DeadlineInterceptor implements ClientInterceptor {
+        private final long timeoutNanos;
 
-  EtcdGateway(ElectionConfig config, ElectionMetrics metrics) {
-    this.callTimeout = config.callTimeout();
-    this.metrics = metrics;
-    List<Endpoint> list = new ArrayList<>();
-    io.netty.handler.ssl.SslContext ssl = sslContext(config);
-    try {
-      for (String uri : config.endpoints()) {
-        list.add(new Endpoint(list.size(), uri.trim(), config, ssl));
-      }
-    } catch (RuntimeException e) {
-      list.forEach(Endpoint::close);
-      throw e;
-    }
-    this.endpoints = List.copyOf(list);
-  }
+        DeadlineInterceptor(Duration timeout) {
+            this.timeoutNanos = timeout.toNanos();
+        }
 
-  /** The client TLS context (CA bundle, optional client certificate), or null for plain http. */
-  static io.netty.handler.ssl.SslContext sslContext(ElectionConfig config) {
-    if (!config.tls()) {
-      return null;
-    }
-    if (config.tlsClientCertFile() != null) {
-      checkValidity(config.tlsClientCertFile(), java.time.Instant.now());
-    }
-    try {
-      io.netty.handler.ssl.SslContextBuilder b = io.grpc.netty.GrpcSslContexts.forClient()
-          .trustManager(config.tlsCaFile().toFile());
-      if (config.tlsClientCertFile() != null) {
-        b.keyManager(config.tlsClientCertFile().toFile(), config.tlsClientKeyFile().toFile());
-      }
-      return b.build();
-    } catch (javax.net.ssl.SSLException | IllegalArgumentException e) {
-      throw new dev.fenceline.election.ElectionException("cannot build the etcd TLS context from tlsCaFile="
-          + config.tlsCaFile() + (config.tlsClientCertFile() != null ? ", tlsClientCert=" + config.tlsClientCertFile()
-          + " / " + config.tlsClientKeyFile() : "") + ": " + e.getMessage()
-          + " (PEM files expected; the client key in PKCS#8)", e);
-    }
-  }
-
-  /**
-   * An expired (or not yet valid) client certificate is refused by etcd's TLS handshake with a bare alert that
-   * jetcd reports as "UNAVAILABLE" after connectTimeout; say so at once, naming the file and the dates. Reads
-   * the wall clock, as the server's check does.
-   */
-  static void checkValidity(java.nio.file.Path certFile, java.time.Instant now) {
-    java.security.cert.X509Certificate cert;
-    try (java.io.InputStream in = java.nio.file.Files.newInputStream(certFile)) {
-      cert = (java.security.cert.X509Certificate) java.security.cert.CertificateFactory.getInstance("X.509")
-          .generateCertificate(in);
-    } catch (java.io.IOException | java.security.cert.CertificateException | ClassCastException e) {
-      throw new dev.fenceline.election.ElectionException("tlsClientCert certificate '" + certFile
-          + "' is not a PEM X.509 certificate: " + e.getMessage(), e);
-    }
-    java.time.Instant from = cert.getNotBefore().toInstant();
-    java.time.Instant until = cert.getNotAfter().toInstant();
-    if (now.isAfter(until)) {
-      throw new dev.fenceline.election.ElectionException("tlsClientCert certificate '" + certFile + "' expired at "
-          + until + " (valid " + from + " .. " + until + ", now " + now + "): etcd refuses it; renew it");
-    }
-    if (now.isBefore(from)) {
-      throw new dev.fenceline.election.ElectionException("tlsClientCert certificate '" + certFile
-          + "' is not valid before " + from + " (now " + now + "): check this host's clock or the certificate");
-    }
-  }
-
-  int endpointCount() {
-    return endpoints.size();
-  }
-
-  Endpoint endpoint(int index) {
-    return endpoints.get(Math.floorMod(index, endpoints.size()));
-  }
-
-  /** The member election requests currently go to first. */
-  int preferredEndpoint() {
-    return preferred.get();
-  }
-
-  /** A call to {@code index} failed: prefer the next member, unless someone already moved on. */
-  void demote(int index) {
-    int n = endpoints.size();
-    preferred.compareAndSet(index, (index + 1) % n);
-  }
-
-  Watch watchClient(int index) {
-    return endpoint(index).client.getWatchClient();
-  }
-
-  ClusterHistory history() {
-    return history;
-  }
-
-  /** Called (on the responding thread, so it must only hand work off) when a header proves a new history. */
-  void onHistoryChange(Consumer<String> listener) {
-    this.historyChanged = listener;
-  }
-
-  /** Checks one response header (also used for watch responses, which do not pass through here). */
-  void observe(ClusterHistory.Mark sent, Response.Header header, boolean linearizable) {
-    String change = history.observe(sent, header.getClusterId(), header.getRevision(), linearizable);
-    if (change != null) {
-      historyChanged.accept(change);
-    }
-  }
-
-  Duration callTimeout() {
-    return callTimeout;
-  }
-
-  static ByteSequence bytes(String s) {
-    return ByteSequence.from(s, StandardCharsets.UTF_8);
-  }
-
-  static String string(ByteSequence b) {
-    return b.toString(StandardCharsets.UTF_8);
-  }
-
-  /** Linearizable range read of every key under {@code prefix}; retried once on the next member. */
-  CompletableFuture<GetResponse> getPrefix(String prefix) {
-    return electionRequests.submit(() -> withFailover("get", true,
-        e -> e.kv.get(bytes(prefix), GetOption.builder().isPrefix(true).build())));
-  }
-
-  /** Linearizable read of one key; retried once on the next member. */
-  CompletableFuture<GetResponse> get(String key) {
-    return withFailover("get", true, e -> e.kv.get(bytes(key)));
-  }
-
-  /**
-   * Builds and commits a transaction; {@code build} fills in If/Then/Else. Never retried here: a failure
-   * may have committed (the caller resolves it by reading); the next call goes to the next member.
-   */
-  CompletableFuture<TxnResponse> txn(Function<Txn, Txn> build) {
-    return electionRequests.submit(() -> {
-      Endpoint e = endpoint(preferred.get());
-      return onEndpoint(e, "txn", true, () -> build.apply(e.kv.txn()).commit());
-    });
-  }
-
-  /** A grant that fails leaks at most one unused lease, which expires after its TTL: retried once. */
-  CompletableFuture<LeaseGrantResponse> grant(long ttlSeconds) {
-    return withFailover("lease_grant", true, e -> e.lease.grant(ttlSeconds));
-  }
-
-  CompletableFuture<LeaseRevokeResponse> revoke(long leaseId) {
-    return withFailover("lease_revoke", true, e -> e.lease.revoke(leaseId));
-  }
-
-  /** The server version of one member (maintenance status). */
-  CompletableFuture<StatusResponse> status(int index) {
-    Endpoint e = endpoint(index);
-    return onEndpoint(e, "status", false, () -> e.client.getMaintenanceClient().statusMember(e.uri));
-  }
-
-  /**
-   * Exactly one LeaseKeepAlive request to member {@code index} on its own stream, then half-close. The
-   * response answers exactly this request, so the caller knows the send time a positive TTL confirms.
-   */
-  CompletableFuture<LeaseKeepAliveResponse> keepAliveOnce(long leaseId, int index) {
-    Endpoint e = endpoint(index);
-    // not linearizable: the header comes from the etcd leader's local state, which may lag its commits
-    return onEndpoint(e, "lease_keepalive", false, () -> {
-      CompletableFuture<LeaseKeepAliveResponse> f = new CompletableFuture<>();
-      e.rawLease.withDeadlineAfter(callTimeout.toNanos(), TimeUnit.NANOSECONDS).leaseKeepAlive(
-          new ClientResponseObserver<LeaseKeepAliveRequest, io.etcd.jetcd.api.LeaseKeepAliveResponse>() {
-            private ClientCallStreamObserver<LeaseKeepAliveRequest> requests;
-
-            @Override
-            public void beforeStart(ClientCallStreamObserver<LeaseKeepAliveRequest> requestStream) {
-              this.requests = requestStream;
+        @Override
+        public <Q, R> ClientCall<Q, R> interceptCall(MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
+            boolean longLived = method.getFullMethodName().endsWith("Watch/Watch");
+            if (!longLived && options.getDeadline() == null) {
+                options = options.withDeadlineAfter(timeoutNanos, TimeUnit.NANOSECONDS);
             }
-
-            @Override
-            public void onNext(io.etcd.jetcd.api.LeaseKeepAliveResponse value) {
-              f.complete(new LeaseKeepAliveResponse(value));
-              requests.onCompleted(); // half-close: no further request on this stream
-            }
-
-            @Override
-            public void onError(Throwable t) {
-              f.completeExceptionally(t);
-            }
-
-            @Override
-            public void onCompleted() {
-              f.completeExceptionally(new IllegalStateException("LeaseKeepAlive stream of " + e.uri
-                  + " ended without a response"));
-            }
-          }).onNext(LeaseKeepAliveRequest.newBuilder().setID(leaseId).build());
-      return f;
-    });
-  }
-
-  /** Tries the preferred member, then (on a failure that is not a definite rejection) the next one once. */
-  private <T extends Response> CompletableFuture<T> withFailover(String op, boolean linearizable,
-      Function<Endpoint, CompletableFuture<T>> call) {
-    Endpoint first = endpoint(preferred.get());
-    return onEndpoint(first, op, linearizable, () -> call.apply(first))
-        .handle((r, err) -> {
-          if (err == null) {
-            return CompletableFuture.completedFuture(r);
-          }
-          if (EtcdFailure.isDefinite(err) || endpoints.size() == 1) {
-            return CompletableFuture.<T>failedFuture(err);
-          }
-          Endpoint next = endpoint(first.index + 1);
-          return onEndpoint(next, op, linearizable, () -> call.apply(next));
-        })
-        .thenCompose(Function.identity());
-  }
-
-  /** @param linearizable whether the response header is at least every revision committed before sending */
-  private <T extends Response> CompletableFuture<T> onEndpoint(Endpoint e, String op, boolean linearizable,
-      Supplier<CompletableFuture<T>> call) {
-    metrics.request(op);
-    ClusterHistory.Mark sent = history.mark(); // before sending: the floor a same-history answer cannot be below
-    CompletableFuture<T> f;
-    try {
-      f = call.get();
-    } catch (RuntimeException ex) {
-      f = CompletableFuture.failedFuture(ex);
+            return next.newCall(method, options);
+        }
     }
-    // thenApply: the check runs before any caller sees the response
-    return f.thenApply(r -> {
-      observe(sent, r.getHeader(), linearizable);
-      return r;
-    }).orTimeout(callTimeout.toNanos() + TimeUnit.MILLISECONDS.toNanos(50), TimeUnit.NANOSECONDS)
-        .whenComplete((r, err) -> {
-          if (err != null && !EtcdFailure.isDefinite(err)) {
-            metrics.endpointFailure(op, e.uri);
-            demote(e.index);
-          }
-        });
-  }
-
-  @Override
-  public void close() {
-    endpoints.forEach(Endpoint::close);
-  }
-
-  /** Sets a gRPC deadline on every call except the long-lived Watch stream. */
-  static final class DeadlineInterceptor implements ClientInterceptor {
-    private final long timeoutNanos;
-
-    DeadlineInterceptor(Duration timeout) {
-      this.timeoutNanos = timeout.toNanos();
-    }
-
-    @Override
-    public <Q, R> ClientCall<Q, R> interceptCall(MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
-      boolean longLived = method.getFullMethodName().endsWith("Watch/Watch");
-      if (!longLived && options.getDeadline() == null) {
-        options = options.withDeadlineAfter(timeoutNanos, TimeUnit.NANOSECONDS);
-      }
-      return next.newCall(method, options);
-    }
-  }
 }

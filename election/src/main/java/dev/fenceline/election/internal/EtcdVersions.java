@@ -13,45 +13,45 @@ package dev.fenceline.election.internal;
  * earlier 3.x is affected; 3.6 and later carry the fix.
  */
 final class EtcdVersions {
-  private EtcdVersions() {}
+    private EtcdVersions() {}
 
-  /** @param version etcd's server version as reported by maintenance status, e.g. {@code 3.4.23} */
-  static boolean hasLeaseRevocationBug(String version) {
-    int[] v = parse(version);
-    if (v == null) {
-      return false; // unknown format: cannot tell, do not cry wolf (the open() log names the version)
+    /** @param version etcd's server version as reported by maintenance status, e.g. {@code 3.4.23} */
+    static boolean hasLeaseRevocationBug(String version) {
+        int[] v = parse(version);
+        if (v == null) {
+            return false; // unknown format: cannot tell, do not cry wolf (the open() log names the version)
+        }
+        if (v[0] != 3) {
+            return v[0] < 3;
+        }
+        return switch (v[1]) {
+            case 4 -> v[2] < 31;
+            case 5 -> v[2] < 13;
+            default -> v[1] < 4;
+        };
     }
-    if (v[0] != 3) {
-      return v[0] < 3;
-    }
-    return switch (v[1]) {
-      case 4 -> v[2] < 31;
-      case 5 -> v[2] < 13;
-      default -> v[1] < 4;
-    };
-  }
 
-  /** major, minor, patch of {@code 3.4.23}, {@code v3.5.1}, {@code 3.4.23-rc.0}; null if not of that form. */
-  static int[] parse(String version) {
-    if (version == null) {
-      return null;
+    /** major, minor, patch of {@code 3.4.23}, {@code v3.5.1}, {@code 3.4.23-rc.0}; null if not of that form. */
+    static int[] parse(String version) {
+        if (version == null) {
+            return null;
+        }
+        String s = version.trim();
+        if (s.startsWith("v")) {
+            s = s.substring(1);
+        }
+        int dash = s.indexOf('-');
+        if (dash >= 0) {
+            s = s.substring(0, dash);
+        }
+        String[] parts = s.split("\\.");
+        if (parts.length < 3) {
+            return null;
+        }
+        try {
+            return new int[] {Integer.parseInt(parts[0]), Integer.parseInt(parts[1]), Integer.parseInt(parts[2])};
+        } catch (NumberFormatException e) {
+            return null;
+        }
     }
-    String s = version.trim();
-    if (s.startsWith("v")) {
-      s = s.substring(1);
-    }
-    int dash = s.indexOf('-');
-    if (dash >= 0) {
-      s = s.substring(0, dash);
-    }
-    String[] parts = s.split("\\.");
-    if (parts.length < 3) {
-      return null;
-    }
-    try {
-      return new int[] {Integer.parseInt(parts[0]), Integer.parseInt(parts[1]), Integer.parseInt(parts[2])};
-    } catch (NumberFormatException e) {
-      return null;
-    }
-  }
 }

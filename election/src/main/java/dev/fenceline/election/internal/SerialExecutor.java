@@ -14,48 +14,48 @@ import org.slf4j.LoggerFactory;
  * while thousands of elections share two threads.
  */
 final class SerialExecutor implements Executor {
-  private static final Logger log = LoggerFactory.getLogger(SerialExecutor.class);
-  private final Executor delegate;
-  private final Queue<Runnable> queue = new ConcurrentLinkedQueue<>();
-  private final AtomicBoolean scheduled = new AtomicBoolean();
+    private static final Logger log = LoggerFactory.getLogger(SerialExecutor.class);
+    private final Executor delegate;
+    private final Queue<Runnable> queue = new ConcurrentLinkedQueue<>();
+    private final AtomicBoolean scheduled = new AtomicBoolean();
 
-  SerialExecutor(Executor delegate) {
-    this.delegate = delegate;
-  }
-
-  @Override
-  public void execute(Runnable task) {
-    queue.add(task);
-    schedule();
-  }
-
-  private void schedule() {
-    if (scheduled.compareAndSet(false, true)) {
-      try {
-        delegate.execute(this::drain);
-      } catch (RejectedExecutionException e) {
-        scheduled.set(false);
-        queue.clear(); // delegate shut down: the owner is closed or crashed
-      }
+    SerialExecutor(Executor delegate) {
+        this.delegate = delegate;
     }
-  }
 
-  private void drain() {
-    try {
-      Runnable r;
-      int budget = 256; // yield the thread now and then so one busy election cannot starve others
-      while (budget-- > 0 && (r = queue.poll()) != null) {
-        try {
-          r.run();
-        } catch (RuntimeException | Error e) {
-          log.error("task failed on serial executor", e);
-        }
-      }
-    } finally {
-      scheduled.set(false);
-      if (!queue.isEmpty()) {
+    @Override
+    public void execute(Runnable task) {
+        queue.add(task);
         schedule();
-      }
     }
-  }
+
+    private void schedule() {
+        if (scheduled.compareAndSet(false, true)) {
+            try {
+                delegate.execute(this::drain);
+            } catch (RejectedExecutionException e) {
+                scheduled.set(false);
+                queue.clear(); // delegate shut down: the owner is closed or crashed
+            }
+        }
+    }
+
+    private void drain() {
+        try {
+            Runnable r;
+            int budget = 256; // yield the thread now and then so one busy election cannot starve others
+            while (budget-- > 0 && (r = queue.poll()) != null) {
+                try {
+                    r.run();
+                } catch (RuntimeException | Error e) {
+                    log.error("task failed on serial executor", e);
+                }
+            }
+        } finally {
+            scheduled.set(false);
+            if (!queue.isEmpty()) {
+                schedule();
+            }
+        }
+    }
 }

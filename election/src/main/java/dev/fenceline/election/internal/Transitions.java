@@ -23,33 +23,33 @@ import java.util.Set;
  * LEADER never goes straight to CANDIDATE: a term ends through LOST (taken away) or FOLLOWER (given up).
  */
 public final class Transitions {
-  private static final Map<LeadershipState, Set<LeadershipState>> ALLOWED = new EnumMap<>(LeadershipState.class);
+    private static final Map<LeadershipState, Set<LeadershipState>> ALLOWED = new EnumMap<>(LeadershipState.class);
 
-  static {
-    ALLOWED.put(LATENT, EnumSet.of(CANDIDATE, FOLLOWER, CLOSED));
-    ALLOWED.put(CANDIDATE, EnumSet.of(FOLLOWER, LEADER, SUSPECT, CLOSED));
-    ALLOWED.put(FOLLOWER, EnumSet.of(CANDIDATE, LEADER, SUSPECT, CLOSED));
-    ALLOWED.put(LEADER, EnumSet.of(SUSPECT, LOST, FOLLOWER, CLOSED));
-    ALLOWED.put(SUSPECT, EnumSet.of(LEADER, LOST, FOLLOWER, CLOSED));
-    ALLOWED.put(LOST, EnumSet.of(CANDIDATE, FOLLOWER, CLOSED));
-    ALLOWED.put(CLOSED, EnumSet.noneOf(LeadershipState.class));
-  }
-
-  private Transitions() {}
-
-  public static boolean allowed(LeadershipState from, LeadershipState to) {
-    return ALLOWED.get(from).contains(to);
-  }
-
-  /** @throws IllegalStateException naming both states if the transition is not allowed */
-  public static void check(LeadershipState from, LeadershipState to) {
-    if (!allowed(from, to)) {
-      throw new IllegalStateException("illegal election state transition " + from + " -> " + to);
+    static {
+        ALLOWED.put(LATENT, EnumSet.of(CANDIDATE, FOLLOWER, CLOSED));
+        ALLOWED.put(CANDIDATE, EnumSet.of(FOLLOWER, LEADER, SUSPECT, CLOSED));
+        ALLOWED.put(FOLLOWER, EnumSet.of(CANDIDATE, LEADER, SUSPECT, CLOSED));
+        ALLOWED.put(LEADER, EnumSet.of(SUSPECT, LOST, FOLLOWER, CLOSED));
+        ALLOWED.put(SUSPECT, EnumSet.of(LEADER, LOST, FOLLOWER, CLOSED));
+        ALLOWED.put(LOST, EnumSet.of(CANDIDATE, FOLLOWER, CLOSED));
+        ALLOWED.put(CLOSED, EnumSet.noneOf(LeadershipState.class));
     }
-  }
 
-  /** True for the states in which a term is held (work may be valid only in LEADER). */
-  public static boolean holdsTerm(LeadershipState s) {
-    return s == LEADER || s == SUSPECT;
-  }
+    private Transitions() {}
+
+    public static boolean allowed(LeadershipState from, LeadershipState to) {
+        return ALLOWED.get(from).contains(to);
+    }
+
+    /** @throws IllegalStateException naming both states if the transition is not allowed */
+    public static void check(LeadershipState from, LeadershipState to) {
+        if (!allowed(from, to)) {
+            throw new IllegalStateException("illegal election state transition " + from + " -> " + to);
+        }
+    }
+
+    /** True for the states in which a term is held (work may be valid only in LEADER). */
+    public static boolean holdsTerm(LeadershipState s) {
+        return s == LEADER || s == SUSPECT;
+    }
 }

@@ -14,36 +14,36 @@ import java.time.Duration;
  * asked never makes us over-confident.
  */
 public final class ValidityDeadline {
-  private ValidityDeadline() {}
+    private ValidityDeadline() {}
 
-  /**
-   * @param confirmedSendNanos nanoTime just before the confirmed renewal (or grant) was sent
-   * @param etcdTtlSeconds     TTL etcd reported in the response (seconds, positive)
-   * @param configuredTtl      the TTL we asked for
-   * @param safetyMargin       subtracted margin
-   * @return the deadline on the nanoTime scale
-   */
-  public static long deadlineNanos(long confirmedSendNanos, long etcdTtlSeconds, Duration configuredTtl,
-      Duration safetyMargin) {
-    if (etcdTtlSeconds <= 0) {
-      throw new IllegalArgumentException("etcdTtlSeconds must be positive but was " + etcdTtlSeconds);
+    /**
+     * @param confirmedSendNanos nanoTime just before the confirmed renewal (or grant) was sent
+     * @param etcdTtlSeconds     TTL etcd reported in the response (seconds, positive)
+     * @param configuredTtl      the TTL we asked for
+     * @param safetyMargin       subtracted margin
+     * @return the deadline on the nanoTime scale
+     */
+    public static long deadlineNanos(
+            long confirmedSendNanos, long etcdTtlSeconds, Duration configuredTtl, Duration safetyMargin) {
+        if (etcdTtlSeconds <= 0) {
+            throw new IllegalArgumentException("etcdTtlSeconds must be positive but was " + etcdTtlSeconds);
+        }
+        long ttlNanos = Math.min(Duration.ofSeconds(etcdTtlSeconds).toNanos(), configuredTtl.toNanos());
+        return confirmedSendNanos + ttlNanos - safetyMargin.toNanos();
     }
-    long ttlNanos = Math.min(Duration.ofSeconds(etcdTtlSeconds).toNanos(), configuredTtl.toNanos());
-    return confirmedSendNanos + ttlNanos - safetyMargin.toNanos();
-  }
 
-  /** True iff {@code now} is strictly before {@code deadline}; overflow-safe like all nanoTime comparisons. */
-  public static boolean isBefore(long nowNanos, long deadlineNanos) {
-    return nowNanos - deadlineNanos < 0;
-  }
+    /** True iff {@code now} is strictly before {@code deadline}; overflow-safe like all nanoTime comparisons. */
+    public static boolean isBefore(long nowNanos, long deadlineNanos) {
+        return nowNanos - deadlineNanos < 0;
+    }
 
-  /** The later of two deadlines (overflow-safe). A late response to an old renewal never moves it back. */
-  public static long later(long a, long b) {
-    return a - b >= 0 ? a : b;
-  }
+    /** The later of two deadlines (overflow-safe). A late response to an old renewal never moves it back. */
+    public static long later(long a, long b) {
+        return a - b >= 0 ? a : b;
+    }
 
-  /** Nanoseconds from {@code now} until {@code deadline}, never negative. */
-  public static long remainingNanos(long nowNanos, long deadlineNanos) {
-    return Math.max(0, deadlineNanos - nowNanos);
-  }
+    /** Nanoseconds from {@code now} until {@code deadline}, never negative. */
+    public static long remainingNanos(long nowNanos, long deadlineNanos) {
+        return Math.max(0, deadlineNanos - nowNanos);
+    }
 }

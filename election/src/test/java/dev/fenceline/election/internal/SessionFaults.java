@@ -7,13 +7,13 @@ import dev.fenceline.election.ElectionSession;
  * Tests and benchmarks in other packages call these; the hooks themselves stay package-private.
  */
 public final class SessionFaults {
-  private SessionFaults() {}
+    private SessionFaults() {}
 
-  /**
-   * Behave like a process that froze or died at this instant: no more renewals, transitions, deletes or
-   * revokes (see {@code DefaultElectionSession.simulateCrash}).
-   */
-  public static void crash(ElectionSession session) {
-    ((DefaultElectionSession) session).simulateCrash();
-  }
+    /**
+     * Behave like a process that froze or died at this instant: no more renewals, transitions, deletes or
+     * revokes (see {@code DefaultElectionSession.simulateCrash}).
+     */
+    public static void crash(ElectionSession session) {
+        ((DefaultElectionSession) session).simulateCrash();
+    }
 }

@@ -53,6 +53,7 @@ public final class FenceBenchmark {
     private static final String GUARD = System.getProperty("bench.guard", "auto");
     /** -Dbench.warmup=2: seconds per mode before each cell's measured rounds (JIT and plan caches settle). */
     private static final int WARMUP_SECONDS = Integer.getInteger("bench.warmup", 2);
+
     private static final int BATCH = 100;
     private static final long TERM = 7;
 
@@ -65,7 +66,8 @@ public final class FenceBenchmark {
      * resources are at the term before the first cell (advanced once, committed), so no measured transaction advances.
      */
     enum Mode {
-        UNFENCED("unfenced", "plain"), CONTROL("unfenced again (A/A control)", "plain2"),
+        UNFENCED("unfenced", "plain"),
+        CONTROL("unfenced again (A/A control)", "plain2"),
         WRITER("writer mode", "writer"),
         TRIGGER_SET_LOCAL("trigger mode, SET LOCAL per transaction", "trigger");
 
@@ -102,13 +104,14 @@ public final class FenceBenchmark {
         String guardImplementation;
         String loadAtStart = loadAverage();
         List<String> rows = new ArrayList<>();
-        try (PostgresServer server = PostgresServer.start(
-                PostgresServer.Options.defaults().durable(!"false".equals(System.getProperty("bench.durable"))));
-             TestDatabase db = server.createDatabase("fence_bench")) {
+        try (PostgresServer server = PostgresServer.start(PostgresServer.Options.defaults()
+                        .durable(!"false".equals(System.getProperty("bench.durable"))));
+                TestDatabase db = server.createDatabase("fence_bench")) {
             setUp(db);
             guardImplementation = guardImplementation(db);
             System.out.println("PostgreSQL (durable): " + settings(db) + "; fencing.guard(): " + guardImplementation);
-            for (String k : System.getProperty("bench.kinds", "single,batch,statements,rewritten").split(",")) {
+            for (String k : System.getProperty("bench.kinds", "single,batch,statements,rewritten")
+                    .split(",")) {
                 Kind kind = Kind.valueOf(k.strip().toUpperCase(Locale.ROOT));
                 for (String c : conns) {
                     int n = Integer.parseInt(c.strip());
@@ -118,10 +121,17 @@ public final class FenceBenchmark {
             }
         }
         System.out.println();
-        System.out.printf(Locale.ROOT, "Fence benchmark %s, %d rounds x %ds per mode, interleaved (order rotated every"
-                + " round); fencing.guard(): %s%n", started, rounds, seconds, guardImplementation);
-        System.out.println("ratio = fenced tps / unfenced tps over all rounds; in brackets the median over rounds of the"
-                + " ratio measured back to back within a round");
+        System.out.printf(
+                Locale.ROOT,
+                "Fence benchmark %s, %d rounds x %ds per mode, interleaved (order rotated every"
+                        + " round); fencing.guard(): %s%n",
+                started,
+                rounds,
+                seconds,
+                guardImplementation);
+        System.out.println(
+                "ratio = fenced tps / unfenced tps over all rounds; in brackets the median over rounds of the"
+                        + " ratio measured back to back within a round");
         StringBuilder header = new StringBuilder("| transaction | connections | tps unfenced |");
         StringBuilder rule = new StringBuilder("|---|---:|---:|");
         for (Mode m : FENCED) {
@@ -132,8 +142,9 @@ public final class FenceBenchmark {
         System.out.println(rule);
         rows.forEach(System.out::println);
         System.out.println();
-        System.out.println("CPU per transaction (µs): PostgreSQL backends (from /proc, 10 ms ticks summed over all rounds)"
-                + " and client threads (JVM thread CPU time); insensitive to other load on the machine");
+        System.out.println(
+                "CPU per transaction (µs): PostgreSQL backends (from /proc, 10 ms ticks summed over all rounds)"
+                        + " and client threads (JVM thread CPU time); insensitive to other load on the machine");
         StringBuilder cpuHeader = new StringBuilder("| transaction | connections |");
         StringBuilder cpuRule = new StringBuilder("|---|---:|");
         for (Mode m : Mode.values()) {
@@ -147,21 +158,29 @@ public final class FenceBenchmark {
         System.out.println(cpuHeader);
         System.out.println(cpuRule);
         CPU.forEach(System.out::println);
-        System.out.printf("total %ds; load average at start %s, at end %s; %d CPUs%n",
-                Duration.between(started, Instant.now()).toSeconds(), loadAtStart, loadAverage(),
+        System.out.printf(
+                "total %ds; load average at start %s, at end %s; %d CPUs%n",
+                Duration.between(started, Instant.now()).toSeconds(),
+                loadAtStart,
+                loadAverage(),
                 Runtime.getRuntime().availableProcessors());
     }
 
     private static void setUp(TestDatabase db) throws SQLException {
         FencingMigrations.migrate(db.dataSource());
-        try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
+        try (Connection c = db.dataSource().getConnection();
+                Statement s = c.createStatement()) {
             switch (GUARD) {
-                case "auto" -> { }   // whatever the migration chose: native when the library loads
+                case "auto" -> {} // whatever the migration chose: native when the library loads
                 case "native" -> s.execute("SELECT fencing.use_native_guard()");
                 case "plpgsql" -> s.execute("SELECT fencing.use_plpgsql_guard()");
-                default -> throw new IllegalArgumentException("bench.guard must be auto, native or plpgsql; was " + GUARD);
+                default ->
+                    throw new IllegalArgumentException("bench.guard must be auto, native or plpgsql; was " + GUARD);
             }
-            for (String suffix : java.util.Arrays.stream(Mode.values()).map(m -> m.suffix).distinct().toList()) {
+            for (String suffix : java.util.Arrays.stream(Mode.values())
+                    .map(m -> m.suffix)
+                    .distinct()
+                    .toList()) {
                 s.execute("CREATE TABLE account_" + suffix + " (id int PRIMARY KEY, balance bigint NOT NULL,"
                         + " fencing_term bigint)");
                 s.execute("INSERT INTO account_" + suffix + " (id, balance) SELECT g, 0 FROM generate_series(1, "
@@ -181,17 +200,20 @@ public final class FenceBenchmark {
     }
 
     private static String guardImplementation(TestDatabase db) throws SQLException {
-        try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement();
-             var rs = s.executeQuery("SELECT fencing.guard_implementation()")) {
+        try (Connection c = db.dataSource().getConnection();
+                Statement s = c.createStatement();
+                var rs = s.executeQuery("SELECT fencing.guard_implementation()")) {
             rs.next();
             return rs.getString(1);
         }
     }
 
     private static String settings(TestDatabase db) throws SQLException {
-        try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement();
-             var rs = s.executeQuery("SELECT version(), current_setting('fsync'), current_setting('synchronous_commit'),"
-                     + " current_setting('full_page_writes'), current_setting('shared_buffers')")) {
+        try (Connection c = db.dataSource().getConnection();
+                Statement s = c.createStatement();
+                var rs = s.executeQuery(
+                        "SELECT version(), current_setting('fsync'), current_setting('synchronous_commit'),"
+                                + " current_setting('full_page_writes'), current_setting('shared_buffers')")) {
             rs.next();
             return rs.getString(1) + "; fsync=" + rs.getString(2) + " synchronous_commit=" + rs.getString(3)
                     + " full_page_writes=" + rs.getString(4) + " shared_buffers=" + rs.getString(5);
@@ -201,8 +223,12 @@ public final class FenceBenchmark {
     private static String cell(TestDatabase db, Kind kind, int connections, int seconds, int rounds) throws Exception {
         // REWRITTEN: the same JDBC batch as STATEMENTS; pgjdbc sends it as a few multi-row INSERTs (both modes alike).
         String url = kind == Kind.REWRITTEN ? db.jdbcUrl() + "?reWriteBatchedInserts=true" : db.jdbcUrl();
-        DatabaseConfig config = DatabaseConfig.builder(url).username(db.user()).password(db.password())
-                .maximumPoolSize(connections).applicationName("fence-bench").build();
+        DatabaseConfig config = DatabaseConfig.builder(url)
+                .username(db.user())
+                .password(db.password())
+                .maximumPoolSize(connections)
+                .applicationName("fence-bench")
+                .build();
         Mode[] modes = Mode.values();
         long[] txns = new long[modes.length];
         long[] nanos = new long[modes.length];
@@ -210,15 +236,15 @@ public final class FenceBenchmark {
         long[] serverTicks = new long[modes.length];
         long[] clientNs = new long[modes.length];
         try (HikariDataSource pool = Databases.dataSource(config);
-             Connection admin = db.dataSource().getConnection()) {
+                Connection admin = db.dataSource().getConnection()) {
             FencedWriter writer = FencedWriter.create(pool, FencedWriterConfig.defaults());
-            for (Mode m : modes) {   // warm-up: JIT, plan caches, every pooled session used
+            for (Mode m : modes) { // warm-up: JIT, plan caches, every pooled session used
                 run(pool, writer, kind, m, connections, WARMUP_SECONDS);
             }
             List<Integer> backends = backends(admin);
             for (int r = 0; r < rounds; r++) {
                 for (int i = 0; i < modes.length; i++) {
-                    Mode m = modes[(i + r) % modes.length];   // rotate the order every round
+                    Mode m = modes[(i + r) % modes.length]; // rotate the order every round
                     long ticks0 = cpuTicks(backends);
                     long client0 = CLIENT_CPU_NS.sum();
                     long t0 = System.nanoTime();
@@ -233,8 +259,8 @@ public final class FenceBenchmark {
             }
         }
         double plain = tps(txns, nanos, Mode.UNFENCED);
-        StringBuilder row = new StringBuilder(String.format(Locale.ROOT, "| %s | %d | %.0f |", kind.label, connections,
-                plain));
+        StringBuilder row =
+                new StringBuilder(String.format(Locale.ROOT, "| %s | %d | %.0f |", kind.label, connections, plain));
         for (Mode m : FENCED) {
             double t = tps(txns, nanos, m);
             row.append(String.format(Locale.ROOT, " %.0f | %.2f (%.2f) |", t, t / plain, medianRatio(roundTps, m)));
@@ -264,7 +290,7 @@ public final class FenceBenchmark {
     private static List<Integer> backends(Connection admin) throws SQLException {
         List<Integer> pids = new ArrayList<>();
         try (Statement s = admin.createStatement();
-             var rs = s.executeQuery("SELECT pid FROM pg_stat_activity WHERE application_name = 'fence-bench'")) {
+                var rs = s.executeQuery("SELECT pid FROM pg_stat_activity WHERE application_name = 'fence-bench'")) {
             while (rs.next()) {
                 pids.add(rs.getInt(1));
             }
@@ -279,7 +305,7 @@ public final class FenceBenchmark {
             try {
                 String stat = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/" + pid + "/stat"));
                 String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-                sum += Long.parseLong(f[11]) + Long.parseLong(f[12]);   // fields 14 and 15 of proc(5)
+                sum += Long.parseLong(f[11]) + Long.parseLong(f[12]); // fields 14 and 15 of proc(5)
             } catch (java.io.IOException | RuntimeException e) {
                 // backend gone or not local
             }
@@ -304,7 +330,8 @@ public final class FenceBenchmark {
 
     private static String loadAverage() {
         try {
-            return java.nio.file.Files.readString(java.nio.file.Path.of("/proc/loadavg")).strip();
+            return java.nio.file.Files.readString(java.nio.file.Path.of("/proc/loadavg"))
+                    .strip();
         } catch (java.io.IOException e) {
             return "n/a";
         }
@@ -314,31 +341,33 @@ public final class FenceBenchmark {
     private static final java.lang.management.ThreadMXBean THREADS =
             java.lang.management.ManagementFactory.getThreadMXBean();
 
-    private static long run(HikariDataSource pool, FencedWriter writer, Kind kind, Mode mode, int threads,
-                            int seconds) throws InterruptedException {
+    private static long run(HikariDataSource pool, FencedWriter writer, Kind kind, Mode mode, int threads, int seconds)
+            throws InterruptedException {
         LongAdder done = new LongAdder();
         AtomicBoolean stop = new AtomicBoolean();
         CountDownLatch finished = new CountDownLatch(threads);
         List<Throwable> errors = new ArrayList<>();
         long deadline = System.nanoTime() + seconds * 1_000_000_000L;
         for (int i = 0; i < threads; i++) {
-            Thread th = new Thread(() -> {
-                long cpu0 = THREADS.getCurrentThreadCpuTime();
-                try {
-                    while (!stop.get() && System.nanoTime() < deadline) {
-                        transaction(pool, writer, kind, mode);
-                        done.increment();
-                    }
-                    CLIENT_CPU_NS.add(THREADS.getCurrentThreadCpuTime() - cpu0);
-                } catch (Throwable e) {
-                    synchronized (errors) {
-                        errors.add(e);
-                    }
-                    stop.set(true);
-                } finally {
-                    finished.countDown();
-                }
-            }, "bench-" + mode + "-" + i);
+            Thread th = new Thread(
+                    () -> {
+                        long cpu0 = THREADS.getCurrentThreadCpuTime();
+                        try {
+                            while (!stop.get() && System.nanoTime() < deadline) {
+                                transaction(pool, writer, kind, mode);
+                                done.increment();
+                            }
+                            CLIENT_CPU_NS.add(THREADS.getCurrentThreadCpuTime() - cpu0);
+                        } catch (Throwable e) {
+                            synchronized (errors) {
+                                errors.add(e);
+                            }
+                            stop.set(true);
+                        } finally {
+                            finished.countDown();
+                        }
+                    },
+                    "bench-" + mode + "-" + i);
             th.start();
         }
         finished.await();
@@ -356,7 +385,7 @@ public final class FenceBenchmark {
             });
             return;
         }
-        try (Connection c = pool.getConnection()) {   // raw JDBC: unfenced, A/A control, trigger mode
+        try (Connection c = pool.getConnection()) { // raw JDBC: unfenced, A/A control, trigger mode
             c.setAutoCommit(false);
             business(c, kind, mode.suffix, mode == Mode.TRIGGER_SET_LOCAL ? TERM : null);
             c.commit();
@@ -392,8 +421,8 @@ public final class FenceBenchmark {
                     s.execute("SET LOCAL fencing.term = '" + term + "'");
                 }
             }
-            try (PreparedStatement ps = c.prepareStatement(
-                    "INSERT INTO entry_" + suffix + " (account, amount) VALUES (?, ?)")) {
+            try (PreparedStatement ps =
+                    c.prepareStatement("INSERT INTO entry_" + suffix + " (account, amount) VALUES (?, ?)")) {
                 for (int i = 0; i < BATCH; i++) {
                     ps.setInt(1, 1 + rnd.nextInt(ACCOUNTS));
                     ps.setLong(2, 1 + rnd.nextInt(1000));

@@ -25,8 +25,14 @@ import java.util.concurrent.TimeUnit;
  * so a package that stops being imported fails here instead of passing unchecked.
  */
 @AnalyzeClasses(
-        packages = {"dev.fenceline.election", "dev.fenceline.fencing", "dev.fenceline.db", "dev.fenceline.migrations",
-                "dev.fenceline.task", "dev.fenceline.spring"},
+        packages = {
+            "dev.fenceline.election",
+            "dev.fenceline.fencing",
+            "dev.fenceline.db",
+            "dev.fenceline.migrations",
+            "dev.fenceline.task",
+            "dev.fenceline.spring"
+        },
         importOptions = ImportOption.DoNotIncludeTests.class)
 class LibraryArchitectureTest {
     private static final String ELECTION = "dev.fenceline.election..";
@@ -59,11 +65,18 @@ class LibraryArchitectureTest {
             "connect(): backs off between connection attempts, on the caller's thread, within connectTimeout");
 
     @ArchTest
-    static final ArchRule electionAndFencingNeverDependOnEachOther = CompositeArchRule
-            .of(noClasses().that().resideInAPackage(ELECTION)
-                    .should().dependOnClassesThat().resideInAPackage(FENCING))
-            .and(noClasses().that().resideInAPackage(FENCING)
-                    .should().dependOnClassesThat().resideInAPackage(ELECTION))
+    static final ArchRule electionAndFencingNeverDependOnEachOther = CompositeArchRule.of(noClasses()
+                    .that()
+                    .resideInAPackage(ELECTION)
+                    .should()
+                    .dependOnClassesThat()
+                    .resideInAPackage(FENCING))
+            .and(noClasses()
+                    .that()
+                    .resideInAPackage(FENCING)
+                    .should()
+                    .dependOnClassesThat()
+                    .resideInAPackage(ELECTION))
             .because("leader-task is the one place where a leadership's term becomes the writer's fencing token, "
                     + "so either side can be used, tested and reasoned about without the other");
 
@@ -71,24 +84,40 @@ class LibraryArchitectureTest {
     @ArchTest
     static final ArchRule libraryModulesDependOnlyOnTheModulesBelowThem = layeredArchitecture()
             .consideringOnlyDependenciesInLayers()
-            .layer("leader-task").definedBy(TASK)
-            .layer("election").definedBy(ELECTION)
-            .layer("fencing-jdbc").definedBy(FENCING)
-            .layer("db").definedBy(DB)
-            .layer("migrations").definedBy(MIGRATIONS)
-            .whereLayer("leader-task").mayOnlyAccessLayers("election", "fencing-jdbc")
-            .whereLayer("election").mayNotAccessAnyLayer()
-            .whereLayer("fencing-jdbc").mayOnlyAccessLayers("db", "migrations")
-            .whereLayer("db").mayOnlyAccessLayers("migrations")
-            .whereLayer("migrations").mayNotAccessAnyLayer()
+            .layer("leader-task")
+            .definedBy(TASK)
+            .layer("election")
+            .definedBy(ELECTION)
+            .layer("fencing-jdbc")
+            .definedBy(FENCING)
+            .layer("db")
+            .definedBy(DB)
+            .layer("migrations")
+            .definedBy(MIGRATIONS)
+            .whereLayer("leader-task")
+            .mayOnlyAccessLayers("election", "fencing-jdbc")
+            .whereLayer("election")
+            .mayNotAccessAnyLayer()
+            .whereLayer("fencing-jdbc")
+            .mayOnlyAccessLayers("db", "migrations")
+            .whereLayer("db")
+            .mayOnlyAccessLayers("migrations")
+            .whereLayer("migrations")
+            .mayNotAccessAnyLayer()
             .because("dependencies point one way: fencing-jdbc -> db -> migrations, and leader-task on election "
                     + "and fencing-jdbc; a module further down must stay usable without the ones above it");
 
     @ArchTest
     static final ArchRule libraryNeverDependsOnTheSampleTheStarterOrTheTestKits = noClasses()
-            .that().resideInAnyPackage(LIBRARY)
-            .should().dependOnClassesThat().resideInAnyPackage("dev.fenceline.sample..", "dev.fenceline.spring..",
-                    "dev.fenceline.testkit..", "dev.fenceline.faults..")
+            .that()
+            .resideInAnyPackage(LIBRARY)
+            .should()
+            .dependOnClassesThat()
+            .resideInAnyPackage(
+                    "dev.fenceline.sample..",
+                    "dev.fenceline.spring..",
+                    "dev.fenceline.testkit..",
+                    "dev.fenceline.faults..")
             .because("the sample and the starter are built on the library, and the test kits are test code: "
                     + "the published jars must not need any of them");
 
@@ -96,8 +125,11 @@ class LibraryArchitectureTest {
     // this class path, see the pom.
     @ArchTest
     static final ArchRule nothingOutsideTheElectionUsesItsInternals = noClasses()
-            .that().resideOutsideOfPackage(ELECTION)
-            .should().dependOnClassesThat().resideInAPackage(ELECTION_INTERNAL)
+            .that()
+            .resideOutsideOfPackage(ELECTION)
+            .should()
+            .dependOnClassesThat()
+            .resideInAPackage(ELECTION_INTERNAL)
             .because("dev.fenceline.election.internal is reachable (no module descriptor) but is not API "
                     + "and changes without notice");
 
@@ -105,27 +137,35 @@ class LibraryArchitectureTest {
     // clock seams read the clock.
     @ArchTest
     static final ArchRule onlyTheClockSeamsReadSystemNanoTimeInElectionAndLeaderTask = noClasses()
-            .that().resideInAnyPackage(ELECTION, TASK)
+            .that()
+            .resideInAnyPackage(ELECTION, TASK)
             .and(areNotListedIn(NANO_TIME_READERS))
-            .should().accessTargetWhere(target(declaredIn(System.class).and(name("nanoTime"))))
+            .should()
+            .accessTargetWhere(target(declaredIn(System.class).and(name("nanoTime"))))
             .because("decisions take their time from an injected clock, so they can be tested with a fake one "
                     + "and the election's deadlines count host suspend");
 
     @ArchTest
     static final ArchRule libraryThreadsSleepOnlyWhereListed = noClasses()
-            .that().resideInAnyPackage(LIBRARY)
+            .that()
+            .resideInAnyPackage(LIBRARY)
             .and(areNotListedIn(SLEEPERS))
-            .should().accessTargetWhere(target(
+            .should()
+            .accessTargetWhere(target(
                     declaredIn(Thread.class).or(declaredIn(TimeUnit.class)).and(name("sleep"))))
             .because("a sleeping library thread does not see its leadership end or its pool close; waits belong "
                     + "on a scheduler, a future or a condition that can be woken");
 
     @ArchTest
     static final ArchRule libraryHasNoManagerOrUtilClasses = noClasses()
-            .that().resideInAnyPackage(LIBRARY)
-            .should().haveSimpleNameEndingWith("Manager")
-            .orShould().haveSimpleNameEndingWith("Util")
-            .orShould().haveSimpleNameEndingWith("Utils")
+            .that()
+            .resideInAnyPackage(LIBRARY)
+            .should()
+            .haveSimpleNameEndingWith("Manager")
+            .orShould()
+            .haveSimpleNameEndingWith("Util")
+            .orShould()
+            .haveSimpleNameEndingWith("Utils")
             .because("a class's name should say what it does; Manager and Util say only that it does something");
 
     /** An allowance whose class was renamed or removed must go, not wait to cover some later class of that name. */
@@ -141,7 +181,7 @@ class LibraryArchitectureTest {
     }
 
     private static DescribedPredicate<JavaClass> areNotListedIn(Map<String, String> allowed) {
-        return DescribedPredicate.describe("are not one of " + allowed.keySet(),
-                c -> !allowed.containsKey(c.getName()));
+        return DescribedPredicate.describe(
+                "are not one of " + allowed.keySet(), c -> !allowed.containsKey(c.getName()));
     }
 }

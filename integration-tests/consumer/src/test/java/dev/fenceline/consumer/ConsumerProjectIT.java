@@ -56,7 +56,8 @@ class ConsumerProjectIT {
     void theReadmeExampleBuildsFromThePublishedArtifactsAndSettlesEveryPaymentInFencedTransactions() throws Exception {
         // The application's own migration: its table, protected after the fencing schema exists.
         FencingMigrations.migrate(database.dataSource());
-        try (Connection c = database.server().superuserConnection(database.name()); Statement s = c.createStatement()) {
+        try (Connection c = database.server().superuserConnection(database.name());
+                Statement s = c.createStatement()) {
             s.execute("CREATE TABLE payment (id bigint PRIMARY KEY, status text NOT NULL)");
             s.execute("INSERT INTO payment SELECT g, 'PENDING' FROM generate_series(1, " + PAYMENTS + ") g");
             s.execute("SELECT fencing.protect_table('payment'::regclass, 'settlement')");
@@ -64,26 +65,47 @@ class ConsumerProjectIT {
 
         Path project = copyProject();
         Path classpath = project.resolve("classpath.txt");
-        run(project, BUILD_TIMEOUT_MINUTES, Map.of(), maven(), "-B", "-ntp", "-q",
-                "-s", settings(project).toString(),
+        run(
+                project,
+                BUILD_TIMEOUT_MINUTES,
+                Map.of(),
+                maven(),
+                "-B",
+                "-ntp",
+                "-q",
+                "-s",
+                settings(project).toString(),
                 "-Dmaven.repo.local=" + System.getProperty("fenceline.consumer.repo"),
                 "-Dfenceline.version=" + System.getProperty("fenceline.version"),
-                "compile", "dependency:build-classpath", "-Dmdep.outputFile=" + classpath);
-        String cp = project.resolve("target/classes") + java.io.File.pathSeparator + Files.readString(classpath).strip();
+                "compile",
+                "dependency:build-classpath",
+                "-Dmdep.outputFile=" + classpath);
+        String cp = project.resolve("target/classes")
+                + java.io.File.pathSeparator
+                + Files.readString(classpath).strip();
 
-        String output = run(project, RUN_TIMEOUT_MINUTES, Map.of(
+        String output = run(
+                project,
+                RUN_TIMEOUT_MINUTES,
+                Map.of(
                         "JDBC_URL", database.jdbcUrl(),
                         "DB_USER", database.user(),
                         "DB_PASSWORD", database.password() == null ? "" : database.password(),
                         "FENCELINE_ETCD", etcd.endpointsCsv()),
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp", cp, "example.SettleWhileLeader");
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp",
+                cp,
+                "example.SettleWhileLeader");
 
         assertThat(output).contains("settled 100 payments at term 1");
-        try (Connection c = database.server().superuserConnection(database.name()); Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery("SELECT count(*) FILTER (WHERE status = 'SETTLED' AND fencing_term = 1), "
-                     + "count(*), (SELECT count(*) FROM fencing.rejected_write) FROM payment")) {
+        try (Connection c = database.server().superuserConnection(database.name());
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT count(*) FILTER (WHERE status = 'SETTLED' AND fencing_term = 1), "
+                        + "count(*), (SELECT count(*) FROM fencing.rejected_write) FROM payment")) {
             rs.next();
-            assertThat(rs.getLong(1)).as("payments settled at term 1, stamped with it").isEqualTo(PAYMENTS);
+            assertThat(rs.getLong(1))
+                    .as("payments settled at term 1, stamped with it")
+                    .isEqualTo(PAYMENTS);
             assertThat(rs.getLong(2)).isEqualTo(PAYMENTS);
             assertThat(rs.getLong(3)).as("rejected writes").isZero();
         }
@@ -91,7 +113,8 @@ class ConsumerProjectIT {
 
     private static Path copyProject() throws IOException {
         Path source = Path.of("src/test/consumer-project").toAbsolutePath();
-        Path target = Path.of(System.getProperty("fenceline.consumer.work", "target/consumer-work")).toAbsolutePath()
+        Path target = Path.of(System.getProperty("fenceline.consumer.work", "target/consumer-work"))
+                .toAbsolutePath()
                 .resolve("settle-while-leader-" + System.nanoTime());
         try (Stream<Path> files = Files.walk(source)) {
             for (Path p : (Iterable<Path>) files::iterator) {
@@ -111,14 +134,17 @@ class ConsumerProjectIT {
      * else from the main build's local repository (releases only, read as a file repository) or Maven Central.
      */
     private static Path settings(Path project) throws IOException {
-        String mainRepo = Path.of(System.getProperty("fenceline.main.repo")).toUri().toString();
+        String mainRepo =
+                Path.of(System.getProperty("fenceline.main.repo")).toUri().toString();
         String repo = "<id>main-build</id><url>" + mainRepo + "</url>"
                 + "<releases><enabled>true</enabled></releases><snapshots><enabled>false</enabled></snapshots>";
         Path settings = project.resolve("settings.xml");
-        Files.writeString(settings, "<settings><profiles><profile><id>main-build</id>"
-                + "<repositories><repository>" + repo + "</repository></repositories>"
-                + "<pluginRepositories><pluginRepository>" + repo + "</pluginRepository></pluginRepositories>"
-                + "</profile></profiles><activeProfiles><activeProfile>main-build</activeProfile></activeProfiles></settings>");
+        Files.writeString(
+                settings,
+                "<settings><profiles><profile><id>main-build</id>"
+                        + "<repositories><repository>" + repo + "</repository></repositories>"
+                        + "<pluginRepositories><pluginRepository>" + repo + "</pluginRepository></pluginRepositories>"
+                        + "</profile></profiles><activeProfiles><activeProfile>main-build</activeProfile></activeProfiles></settings>");
         return settings;
     }
 
@@ -134,8 +160,10 @@ class ConsumerProjectIT {
     private static String run(Path dir, long timeoutMinutes, Map<String, String> env, String... command)
             throws IOException, InterruptedException {
         Path log = Files.createTempFile(dir, "run-", ".log");
-        ProcessBuilder pb = new ProcessBuilder(List.of(command)).directory(dir.toFile())
-                .redirectErrorStream(true).redirectOutput(log.toFile());
+        ProcessBuilder pb = new ProcessBuilder(List.of(command))
+                .directory(dir.toFile())
+                .redirectErrorStream(true)
+                .redirectOutput(log.toFile());
         pb.environment().putAll(env);
         Process p = pb.start();
         try {
@@ -151,7 +179,9 @@ class ConsumerProjectIT {
             }
         }
         String output = Files.readString(log);
-        assertThat(p.exitValue()).as("exit of %s; output:%n%s", String.join(" ", command), output).isZero();
+        assertThat(p.exitValue())
+                .as("exit of %s; output:%n%s", String.join(" ", command), output)
+                .isZero();
         return output;
     }
 }

@@ -20,7 +20,9 @@ import org.junit.jupiter.api.Test;
  */
 class DocsExamplesTest {
     private static final Pattern MARKER = Pattern.compile("<!-- compiled from (\\S+)#(\\S+) -->");
-    private static final Path ROOT = Path.of(System.getProperty("fenceline.repo.root", "../..")).toAbsolutePath().normalize();
+    private static final Path ROOT = Path.of(System.getProperty("fenceline.repo.root", "../.."))
+            .toAbsolutePath()
+            .normalize();
 
     @Test
     void everyJavaBlockInTheDocsIsARegionOfACompiledSourceFile() throws IOException {
@@ -40,7 +42,8 @@ class DocsExamplesTest {
                 String where = ROOT.relativize(doc) + ":" + (i + 1);
                 Matcher marker = i > 0 ? MARKER.matcher(lines.get(i - 1).strip()) : null;
                 if (marker == null || !marker.matches()) {
-                    problems.add(where + ": a Java block without '<!-- compiled from PATH#REGION -->' on the line before");
+                    problems.add(
+                            where + ": a Java block without '<!-- compiled from PATH#REGION -->' on the line before");
                 } else {
                     String block = String.join("\n", lines.subList(i + 1, end));
                     String region = region(ROOT.resolve(marker.group(1)), marker.group(2), where, problems);
@@ -83,12 +86,16 @@ class DocsExamplesTest {
             }
         }
         if (start < 0 || end < start) {
-            problems.add(where + ": no region '" + name + "' (// tag::" + name + "[] ... // end::" + name + "[]) in " + file);
+            problems.add(where + ": no region '" + name + "' (// tag::" + name + "[] ... // end::" + name + "[]) in "
+                    + file);
             return null;
         }
         List<String> body = lines.subList(start, end);
-        int indent = body.stream().filter(l -> !l.isBlank())
-                .mapToInt(l -> l.length() - l.stripLeading().length()).min().orElse(0);
+        int indent = body.stream()
+                .filter(l -> !l.isBlank())
+                .mapToInt(l -> l.length() - l.stripLeading().length())
+                .min()
+                .orElse(0);
         List<String> out = new ArrayList<>();
         for (String l : body) {
             out.add(l.isBlank() ? "" : l.substring(indent));

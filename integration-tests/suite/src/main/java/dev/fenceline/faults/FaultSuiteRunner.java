@@ -14,15 +14,14 @@ import dev.fenceline.faults.workload.FaultEnvironment;
 import dev.fenceline.faults.workload.PostgresSetup;
 import dev.fenceline.faults.workload.RunConfig;
 import dev.fenceline.faults.workload.WorkerProcess;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
 import java.util.Random;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Runs a fault schedule against real processes and checks the history. The schedule (order of fault kinds and every
@@ -32,8 +31,7 @@ import java.util.Random;
 public final class FaultSuiteRunner {
     private static final Logger log = LoggerFactory.getLogger(FaultSuiteRunner.class);
 
-    private FaultSuiteRunner() {
-    }
+    private FaultSuiteRunner() {}
 
     /** The kinds in the order they will be injected (smoke: each kind {@code rounds} times, shuffled by the seed). */
     public static List<String> plan(RunConfig cfg, int soakSteps) {
@@ -55,8 +53,11 @@ public final class FaultSuiteRunner {
 
     public static RunReport run(RunConfig cfg) {
         long started = System.nanoTime();
-        log.info("fault run: seed {} (rerun with this seed to get the same schedule), kinds {}, PostgreSQL {}", cfg.seed(),
-                cfg.kinds(), cfg.postgres());
+        log.info(
+                "fault run: seed {} (rerun with this seed to get the same schedule), kinds {}, PostgreSQL {}",
+                cfg.seed(),
+                cfg.kinds(),
+                cfg.postgres());
         System.out.println("[fault-suite] seed " + cfg.seed());
         List<FaultRecord> faults = new ArrayList<>();
         List<String> skipped = new ArrayList<>();
@@ -75,7 +76,9 @@ public final class FaultSuiteRunner {
 
             List<String> plan = plan(cfg, 100_000);
             long capAt = started + cfg.hardCap().toNanos();
-            long soakEnd = cfg.duration() == null ? Long.MAX_VALUE : started + cfg.duration().toNanos();
+            long soakEnd = cfg.duration() == null
+                    ? Long.MAX_VALUE
+                    : started + cfg.duration().toNanos();
             int index = 0;
             for (String kind : plan) {
                 if (System.nanoTime() > capAt || System.nanoTime() > soakEnd) {
@@ -108,24 +111,37 @@ public final class FaultSuiteRunner {
                     // instantaneous one (no hold, e.g. the coordinator rebuild) counts from the start of the injection.
                     injectAt = inj.hold().isZero() ? beforeInject : System.nanoTime();
                 } catch (Exception e) {
-                    throw new IllegalStateException("injecting fault #" + index + " " + kind + " failed (seed "
-                            + cfg.seed() + "): " + e, e);
+                    throw new IllegalStateException(
+                            "injecting fault #" + index + " " + kind + " failed (seed " + cfg.seed() + "): " + e, e);
                 }
-                System.out.printf("[fault-suite] #%d %s on %s (%s), holding %d ms%n", index, kind, inj.target(),
-                        inj.note(), inj.hold().toMillis());
+                System.out.printf(
+                        "[fault-suite] #%d %s on %s (%s), holding %d ms%n",
+                        index, kind, inj.target(), inj.note(), inj.hold().toMillis());
                 sleepNanos(inj.hold().toNanos());
                 try {
                     inj.heal();
                 } catch (Exception e) {
-                    throw new IllegalStateException("healing fault #" + index + " " + kind + " failed (seed "
-                            + cfg.seed() + "): " + e, e);
+                    throw new IllegalStateException(
+                            "healing fault #" + index + " " + kind + " failed (seed " + cfg.seed() + "): " + e, e);
                 }
                 long healAt = System.nanoTime();
-                faults.add(new FaultRecord(index, kind, inj.target(), inj.worker(), injectAt, healAt, mark, inj.note(),
+                faults.add(new FaultRecord(
+                        index,
+                        kind,
+                        inj.target(),
+                        inj.worker(),
+                        injectAt,
+                        healAt,
+                        mark,
+                        inj.note(),
                         inj.raftLeaderStopped()));
                 Optional<?> commit = env.awaitCommitAfter(healAt, liveness);
-                System.out.printf("[fault-suite] #%d healed; %s%n", index, commit.isPresent()
-                        ? "a leader committed again" : "NO commit within " + liveness.toSeconds() + " s");
+                System.out.printf(
+                        "[fault-suite] #%d healed; %s%n",
+                        index,
+                        commit.isPresent()
+                                ? "a leader committed again"
+                                : "NO commit within " + liveness.toSeconds() + " s");
                 FaultEnvironment.sleep(300);
             }
 
@@ -142,16 +158,33 @@ public final class FaultSuiteRunner {
             DbSnapshot db = DbSnapshot.read(env.dataSource);
             String etcdVersion = Faults.etcdServerVersion(env);
             HistoryFiles files = env.readHistory();
-            History history = History.builder(cfg.seed()).resource(cfg.election())
-                    .attempts(files.attempts).states(files.states).validities(files.validity)
-                    .committed(db.batches()).marks(db.marks()).rejected(db.rejected()).payments(db.payments())
-                    .inserted(env.inserter.insertedIds()).faults(faults)
+            History history = History.builder(cfg.seed())
+                    .resource(cfg.election())
+                    .attempts(files.attempts)
+                    .states(files.states)
+                    .validities(files.validity)
+                    .committed(db.batches())
+                    .marks(db.marks())
+                    .rejected(db.rejected())
+                    .payments(db.payments())
+                    .inserted(env.inserter.insertedIds())
+                    .faults(faults)
                     .asynchronousStandby(cfg.postgres().standby() == PostgresSetup.Standby.ASYNCHRONOUS)
-                    .rogue(env.rogueAttempts()).rogueRowsCommitted(db.rogueRows()).etcdServerVersion(etcdVersion)
-                    .workerExits(env.workerExits()).build();
+                    .rogue(env.rogueAttempts())
+                    .rogueRowsCommitted(db.rogueRows())
+                    .etcdServerVersion(etcdVersion)
+                    .workerExits(env.workerExits())
+                    .build();
             CheckResult result = new HistoryChecker(CheckerConfig.forTtl(ttl)).check(history);
-            RunReport report = RunReport.of(cfg, history, result, skipped, skipNotes, files.unreadableLines,
-                    Duration.ofNanos(System.nanoTime() - started), env.runDir);
+            RunReport report = RunReport.of(
+                    cfg,
+                    history,
+                    result,
+                    skipped,
+                    skipNotes,
+                    files.unreadableLines,
+                    Duration.ofNanos(System.nanoTime() - started),
+                    env.runDir);
             report.write(cfg.outputDir().resolve("report-" + cfg.seed() + ".json"));
             report.write(cfg.outputDir().resolve("report-latest.json"));
             report.writeHtml(cfg.outputDir().resolve("report-" + cfg.seed() + ".html"));
@@ -160,7 +193,8 @@ public final class FaultSuiteRunner {
             System.out.println(result.explain());
             return report;
         } catch (java.sql.SQLException e) {
-            throw new IllegalStateException("reading the database after the run failed (seed " + cfg.seed() + "): " + e, e);
+            throw new IllegalStateException(
+                    "reading the database after the run failed (seed " + cfg.seed() + "): " + e, e);
         }
     }
 

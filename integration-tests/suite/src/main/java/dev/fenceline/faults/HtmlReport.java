@@ -7,11 +7,9 @@ import dev.fenceline.faults.history.BatchAttempt;
 import dev.fenceline.faults.history.FaultRecord;
 import dev.fenceline.faults.history.History;
 import dev.fenceline.faults.history.StateChange;
-
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.TreeSet;
 
@@ -29,13 +27,15 @@ import java.util.TreeSet;
 final class HtmlReport {
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    private HtmlReport() {
-    }
+    private HtmlReport() {}
 
     static String render(RunReport report) {
         StringBuilder html = new StringBuilder(64 * 1024);
         html.append("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>Fault run seed ")
-                .append(report.seed).append("</title>\n<style>").append(CSS).append("</style></head>\n<body>\n")
+                .append(report.seed)
+                .append("</title>\n<style>")
+                .append(CSS)
+                .append("</style></head>\n<body>\n")
                 // First, so it also reports errors of the drawing script below.
                 .append("<script>window.onerror = function (msg, src, line, col) {\n"
                         + "  var d = document.getElementById('js-errors');\n"
@@ -44,14 +44,28 @@ final class HtmlReport {
                         + "};</script>\n")
                 .append("<pre id=\"js-errors\"></pre>\n");
         Map<String, Object> totals = report.totals;
-        html.append("<h1>Fault run, seed ").append(report.seed).append("</h1>\n<p class=\"summary\">")
-                .append(esc(String.valueOf(totals.get("mode")))).append(", TTL ").append(totals.get("ttl_ms"))
-                .append(" ms, PostgreSQL ").append(esc(String.valueOf(totals.getOrDefault("postgres", "direct"))))
-                .append(", ").append(totals.get("injections")).append(" injections in ").append(totals.get("elapsed_s"))
-                .append(" s, ").append(totals.get("payments_settled")).append(" payments settled in ")
-                .append(totals.get("batches_committed_db")).append(" batches. ")
-                .append(report.ok() ? "<b class=\"ok\">History check passed.</b>"
-                        : "<b class=\"bad\">" + report.result.safetyViolations().size() + " violation(s).</b>")
+        html.append("<h1>Fault run, seed ")
+                .append(report.seed)
+                .append("</h1>\n<p class=\"summary\">")
+                .append(esc(String.valueOf(totals.get("mode"))))
+                .append(", TTL ")
+                .append(totals.get("ttl_ms"))
+                .append(" ms, PostgreSQL ")
+                .append(esc(String.valueOf(totals.getOrDefault("postgres", "direct"))))
+                .append(", ")
+                .append(totals.get("injections"))
+                .append(" injections in ")
+                .append(totals.get("elapsed_s"))
+                .append(" s, ")
+                .append(totals.get("payments_settled"))
+                .append(" payments settled in ")
+                .append(totals.get("batches_committed_db"))
+                .append(" batches. ")
+                .append(
+                        report.ok()
+                                ? "<b class=\"ok\">History check passed.</b>"
+                                : "<b class=\"bad\">"
+                                        + report.result.safetyViolations().size() + " violation(s).</b>")
                 .append("</p>\n");
 
         html.append("<h2>Timeline</h2>\n<p class=\"legend\">"
@@ -68,56 +82,109 @@ final class HtmlReport {
                 + "<th>successor p50 / p99 / max (ms)</th><th>election findings</th>"
                 + "<th>rogue writes refused / audited once / made</th></tr></thead><tbody>\n");
         for (RunReport.Row r : report.rows) {
-            html.append("<tr data-kind=\"").append(esc(r.kind())).append("\"><td>").append(esc(r.kind()))
-                    .append(report.skippedKinds.contains(r.kind()) ? " <i>(skipped: "
-                            + esc(report.skipNotes.getOrDefault(r.kind(), "not available")) + ")</i>" : "")
-                    .append("</td><td>").append(r.injections()).append("</td><td>").append(r.takeoversDuringFault())
-                    .append("</td><td>").append(r.batchesCommitted()).append("</td><td>").append(r.staleRejected())
-                    .append("</td><td class=\"").append(r.violations() > 0 ? "bad" : "").append("\">").append(r.violations())
-                    .append("</td><td>").append(triple(r.failoverSamples() == 0 ? -1 : r.failoverP50(), r.failoverP99(),
-                            r.failoverMax())).append("</td><td>")
-                    .append(triple(r.recoveryP50(), r.recoveryP99(), r.recoveryMax())).append("</td><td>")
-                    .append(triple(r.successorSamples() == 0 ? -1 : r.successorP50(), r.successorP99(), r.successorMax()))
-                    .append("</td><td class=\"").append(r.electionFindings() > 0 ? "warn" : "").append("\">")
-                    .append(r.electionFindings()).append("</td><td>")
-                    .append(r.rogueAttempts() == 0 ? "-" : r.rogueRefused() + " / " + r.rogueAudited() + " / " + r.rogueAttempts())
+            html.append("<tr data-kind=\"")
+                    .append(esc(r.kind()))
+                    .append("\"><td>")
+                    .append(esc(r.kind()))
+                    .append(
+                            report.skippedKinds.contains(r.kind())
+                                    ? " <i>(skipped: " + esc(report.skipNotes.getOrDefault(r.kind(), "not available"))
+                                            + ")</i>"
+                                    : "")
+                    .append("</td><td>")
+                    .append(r.injections())
+                    .append("</td><td>")
+                    .append(r.takeoversDuringFault())
+                    .append("</td><td>")
+                    .append(r.batchesCommitted())
+                    .append("</td><td>")
+                    .append(r.staleRejected())
+                    .append("</td><td class=\"")
+                    .append(r.violations() > 0 ? "bad" : "")
+                    .append("\">")
+                    .append(r.violations())
+                    .append("</td><td>")
+                    .append(triple(r.failoverSamples() == 0 ? -1 : r.failoverP50(), r.failoverP99(), r.failoverMax()))
+                    .append("</td><td>")
+                    .append(triple(r.recoveryP50(), r.recoveryP99(), r.recoveryMax()))
+                    .append("</td><td>")
+                    .append(triple(
+                            r.successorSamples() == 0 ? -1 : r.successorP50(), r.successorP99(), r.successorMax()))
+                    .append("</td><td class=\"")
+                    .append(r.electionFindings() > 0 ? "warn" : "")
+                    .append("\">")
+                    .append(r.electionFindings())
+                    .append("</td><td>")
+                    .append(
+                            r.rogueAttempts() == 0
+                                    ? "-"
+                                    : r.rogueRefused() + " / " + r.rogueAudited() + " / " + r.rogueAttempts())
                     .append("</td></tr>\n");
         }
         html.append("</tbody></table>\n");
 
         html.append("<h2>Violations</h2>\n");
-        list(html, "violations", report.result.safetyViolations().stream().map(Violation::toString).toList(),
+        list(
+                html,
+                "violations",
+                report.result.safetyViolations().stream()
+                        .map(Violation::toString)
+                        .toList(),
                 "none");
         html.append("<h2>Rogue writes</h2>\n<p id=\"rogue\">A login that is no leader wrote to protected tables with "
                 + "stale, missing, invalid and over-jumped terms, through two-phase commit, after releasing its advisory "
                 + "locks, into a partition and through a foreign-key cascade (rogueWriter), and many at once (auditFlood). "
-                + "Made: " + report.result.rogue().attempts() + ", refused by the fence: " + report.result.rogue().refused()
+                + "Made: " + report.result.rogue().attempts() + ", refused by the fence: "
+                + report.result.rogue().refused()
                 + ", audited exactly once: " + report.result.rogue().audited() + ", committed: "
                 + report.result.rogue().committed() + ", failed or unknown (no fence decision): "
-                + report.result.rogue().failed() + ". etcd server " + esc(String.valueOf(totals.get("etcd_server_version")))
+                + report.result.rogue().failed() + ". etcd server "
+                + esc(String.valueOf(totals.get("etcd_server_version")))
                 + ".</p>\n");
         html.append("<h2>Election findings</h2>\n<p>Liveness and validity findings about the election (a hung etcd "
                 + "member: no successor within TTL + 1 s; around a stalled etcd member (slow disk, hung process): two workers valid "
                 + "at once, "
                 + report.result.etcdStallOverlapNs() + " ns in all). Reported, not violations: the database fence "
                 + "covers them, and the checks above say whether it did.</p>\n");
-        list(html, "election-findings", report.result.electionFindings().stream().map(Violation::toString).toList(),
+        list(
+                html,
+                "election-findings",
+                report.result.electionFindings().stream()
+                        .map(Violation::toString)
+                        .toList(),
                 "none");
         html.append("<h2>Acknowledged commits lost by a failover to an asynchronous standby</h2>\n"
                 + "<p>Durability, not fencing: an asynchronous standby may lack what the primary acknowledged last. "
-                + "Not counted as violations. In all: " + report.result.asyncLoss().payments() + " inserted payment(s), "
+                + "Not counted as violations. In all: "
+                + report.result.asyncLoss().payments() + " inserted payment(s), "
                 + report.result.asyncLoss().batches() + " batch(es) reported committed, "
                 + report.result.asyncLoss().auditRows() + " audit row(s) of rejected attempts.</p>\n");
-        list(html, "lost", report.result.lostByAsyncFailover().stream().map(Violation::explanation).toList(), "none");
+        list(
+                html,
+                "lost",
+                report.result.lostByAsyncFailover().stream()
+                        .map(Violation::explanation)
+                        .toList(),
+                "none");
 
         html.append("<h2>Faults</h2>\n<table id=\"faults\"><thead><tr><th>#</th><th>kind</th><th>target</th>"
                 + "<th>held (ms)</th><th>failover (ms)</th><th>recovery (ms)</th><th>note</th></tr></thead><tbody>\n");
         for (Map<String, Object> f : report.faults) {
-            html.append("<tr><td>").append(f.get("index")).append("</td><td>").append(esc(String.valueOf(f.get("kind"))))
-                    .append("</td><td>").append(esc(String.valueOf(f.get("target")))).append("</td><td>")
-                    .append(f.get("held_ms")).append("</td><td>").append(f.get("failover_ms") == null ? "-" : f.get("failover_ms"))
-                    .append("</td><td>").append(f.get("recovery_ms") == null ? "-" : f.get("recovery_ms"))
-                    .append("</td><td>").append(esc(String.valueOf(f.get("note")))).append("</td></tr>\n");
+            html.append("<tr><td>")
+                    .append(f.get("index"))
+                    .append("</td><td>")
+                    .append(esc(String.valueOf(f.get("kind"))))
+                    .append("</td><td>")
+                    .append(esc(String.valueOf(f.get("target"))))
+                    .append("</td><td>")
+                    .append(f.get("held_ms"))
+                    .append("</td><td>")
+                    .append(f.get("failover_ms") == null ? "-" : f.get("failover_ms"))
+                    .append("</td><td>")
+                    .append(f.get("recovery_ms") == null ? "-" : f.get("recovery_ms"))
+                    .append("</td><td>")
+                    .append(esc(String.valueOf(f.get("note"))))
+                    .append("</td></tr>\n");
         }
         html.append("</tbody></table>\n<h2>Totals</h2>\n<pre id=\"totals\">");
         try {
@@ -127,8 +194,11 @@ final class HtmlReport {
         }
         html.append("</pre>\n");
 
-        html.append("<script type=\"application/json\" id=\"fault-data\">").append(scriptSafe(timelineData(report)))
-                .append("</script>\n<script>").append(SCRIPT).append("</script>\n</body></html>\n");
+        html.append("<script type=\"application/json\" id=\"fault-data\">")
+                .append(scriptSafe(timelineData(report)))
+                .append("</script>\n<script>")
+                .append(SCRIPT)
+                .append("</script>\n</body></html>\n");
         return html.toString();
     }
 
@@ -165,19 +235,31 @@ final class HtmlReport {
         List<String> ws = new ArrayList<>(workers);
         List<Object[]> states = new ArrayList<>();
         for (StateChange s : h.stateChanges) {
-            states.add(new Object[]{ws.indexOf(s.worker()), ms(s.monoNs(), t0), s.state(), s.term()});
+            states.add(new Object[] {ws.indexOf(s.worker()), ms(s.monoNs(), t0), s.state(), s.term()});
         }
         states.sort((a, b) -> Double.compare((Double) a[1], (Double) b[1]));
         List<Object[]> attempts = new ArrayList<>();
         for (BatchAttempt a : h.attempts) {
             long start = a.startMonoNs() >= 0 ? a.startMonoNs() : a.endMonoNs();
-            attempts.add(new Object[]{ws.indexOf(a.worker()), ms(start, t0), a.ended() ? ms(a.endMonoNs(), t0) : null,
-                    a.outcome().name(), a.term(), a.payments()});
+            attempts.add(new Object[] {
+                ws.indexOf(a.worker()),
+                ms(start, t0),
+                a.ended() ? ms(a.endMonoNs(), t0) : null,
+                a.outcome().name(),
+                a.term(),
+                a.payments()
+            });
         }
         List<Object[]> faults = new ArrayList<>();
         for (FaultRecord f : h.faults) {
-            faults.add(new Object[]{f.index(), f.kind(), f.target(), ms(f.injectMonoNs(), t0),
-                    f.healMonoNs() >= 0 ? ms(f.healMonoNs(), t0) : null, f.note()});
+            faults.add(new Object[] {
+                f.index(),
+                f.kind(),
+                f.target(),
+                ms(f.injectMonoNs(), t0),
+                f.healMonoNs() >= 0 ? ms(f.healMonoNs(), t0) : null,
+                f.note()
+            });
         }
         Map<String, Object> data = new LinkedHashMap<>();
         data.put("seed", report.seed);
@@ -238,7 +320,8 @@ final class HtmlReport {
         return json.replace("</", "<\\/").replace("<!--", "<\\u0021--");
     }
 
-    private static final String CSS = String.join("\n",
+    private static final String CSS = String.join(
+            "\n",
             "body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #222; }",
             "h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 1.6em; }",
             "table { border-collapse: collapse; } td, th { border: 1px solid #ccc; padding: 3px 8px; text-align: right; }",
@@ -254,7 +337,8 @@ final class HtmlReport {
             ".tk.UNKNOWN { background: #6a1b9a; }");
 
     /** Draws the timeline from #fault-data; ends by marking the body as rendered. */
-    private static final String SCRIPT = String.join("\n",
+    private static final String SCRIPT = String.join(
+            "\n",
             "(function () {",
             "  'use strict';",
             "  var NS = 'http://www.w3.org/2000/svg';",

@@ -6,12 +6,10 @@ import dev.fenceline.faults.check.Check;
 import dev.fenceline.faults.check.CheckResult;
 import dev.fenceline.faults.check.FaultOutcome;
 import dev.fenceline.faults.check.Violation;
-import dev.fenceline.faults.history.BatchAttempt;
 import dev.fenceline.faults.history.History;
 import dev.fenceline.faults.history.Outcome;
 import dev.fenceline.faults.history.RogueAttempt;
 import dev.fenceline.faults.workload.RunConfig;
-
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -28,13 +26,28 @@ public final class RunReport {
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
     /** One row of the table. Times in milliseconds; -1 when there is no sample. */
-    public record Row(String kind, int injections, int takeoversDuringFault, int batchesCommitted, int staleRejected,
-                      int violations,
-                      long failoverP50, long failoverP99, long failoverMax, int failoverSamples,
-                      long recoveryP50, long recoveryP99, long recoveryMax,
-                      long successorP50, long successorP99, long successorMax, int successorSamples,
-                      int electionFindings, int rogueAttempts, int rogueRefused, int rogueAudited) {
-    }
+    public record Row(
+            String kind,
+            int injections,
+            int takeoversDuringFault,
+            int batchesCommitted,
+            int staleRejected,
+            int violations,
+            long failoverP50,
+            long failoverP99,
+            long failoverMax,
+            int failoverSamples,
+            long recoveryP50,
+            long recoveryP99,
+            long recoveryMax,
+            long successorP50,
+            long successorP99,
+            long successorMax,
+            int successorSamples,
+            int electionFindings,
+            int rogueAttempts,
+            int rogueRefused,
+            int rogueAudited) {}
 
     public final long seed;
     public final CheckResult result;
@@ -43,12 +56,20 @@ public final class RunReport {
     public final List<String> skippedKinds;
     /** Why a skipped kind could not run here, where known. */
     public final Map<String, String> skipNotes;
+
     public final List<Map<String, Object>> faults;
     /** What the run recorded, for the HTML timeline ({@link HtmlReport}); not part of the JSON. */
     final History history;
 
-    private RunReport(long seed, CheckResult result, List<Row> rows, Map<String, Object> totals, List<String> skipped,
-                      Map<String, String> skipNotes, List<Map<String, Object>> faults, History history) {
+    private RunReport(
+            long seed,
+            CheckResult result,
+            List<Row> rows,
+            Map<String, Object> totals,
+            List<String> skipped,
+            Map<String, String> skipNotes,
+            List<Map<String, Object>> faults,
+            History history) {
         this.skipNotes = Map.copyOf(skipNotes);
         this.history = history;
         this.seed = seed;
@@ -59,17 +80,31 @@ public final class RunReport {
         this.faults = faults;
     }
 
-    public static RunReport of(RunConfig cfg, History h, CheckResult r, List<String> skipped, int unreadableLines,
-                               Duration elapsed, Path runDir) {
+    public static RunReport of(
+            RunConfig cfg,
+            History h,
+            CheckResult r,
+            List<String> skipped,
+            int unreadableLines,
+            Duration elapsed,
+            Path runDir) {
         return of(cfg, h, r, skipped, Map.of(), unreadableLines, elapsed, runDir);
     }
 
-    public static RunReport of(RunConfig cfg, History h, CheckResult r, List<String> skipped,
-                               Map<String, String> skipNotes, int unreadableLines, Duration elapsed, Path runDir) {
+    public static RunReport of(
+            RunConfig cfg,
+            History h,
+            CheckResult r,
+            List<String> skipped,
+            Map<String, String> skipNotes,
+            int unreadableLines,
+            Duration elapsed,
+            Path runDir) {
         // Rogue writes per injection, and how many audit rows name each one.
         Map<String, Integer> auditRows = new LinkedHashMap<>();
         for (var w : h.rejectedWrites) {
-            if (w.leaderId() != null && w.leaderId().startsWith(dev.fenceline.faults.check.HistoryChecker.ROGUE_PREFIX)) {
+            if (w.leaderId() != null
+                    && w.leaderId().startsWith(dev.fenceline.faults.check.HistoryChecker.ROGUE_PREFIX)) {
                 auditRows.merge(w.leaderId(), 1, Integer::sum);
             }
         }
@@ -134,39 +169,70 @@ public final class RunReport {
                     }
                 }
             }
-            rows.add(new Row(e.getKey(), e.getValue().size(), takeovers, committed, rejected, violations,
-                    pct(fo, 50), pct(fo, 99), pct(fo, 100), fo.size(), pct(rec, 50), pct(rec, 99), pct(rec, 100),
-                    pct(succ, 50), pct(succ, 99), pct(succ, 100), succ.size(), findings, rogue[0], rogue[1], rogue[2]));
+            rows.add(new Row(
+                    e.getKey(),
+                    e.getValue().size(),
+                    takeovers,
+                    committed,
+                    rejected,
+                    violations,
+                    pct(fo, 50),
+                    pct(fo, 99),
+                    pct(fo, 100),
+                    fo.size(),
+                    pct(rec, 50),
+                    pct(rec, 99),
+                    pct(rec, 100),
+                    pct(succ, 50),
+                    pct(succ, 99),
+                    pct(succ, 100),
+                    succ.size(),
+                    findings,
+                    rogue[0],
+                    rogue[1],
+                    rogue[2]));
         }
         Map<String, Object> totals = new LinkedHashMap<>();
         totals.put("seed", cfg.seed());
         totals.put("mode", cfg.rounds() > 0 ? "smoke" : "soak");
         totals.put("elapsed_s", elapsed.toSeconds());
         totals.put("ttl_ms", cfg.ttl().toMillis());
-        totals.put("liveness_bound_ms", dev.fenceline.faults.check.CheckerConfig.forTtl(cfg.ttl()).livenessBound().toMillis());
+        totals.put(
+                "liveness_bound_ms",
+                dev.fenceline.faults.check.CheckerConfig.forTtl(cfg.ttl())
+                        .livenessBound()
+                        .toMillis());
         totals.put("workers", cfg.workers());
         totals.put("injections", r.faultOutcomes().size());
         totals.put("payments", h.payments.size());
         totals.put("payments_inserted_by_run", h.insertedPaymentIds.size());
-        totals.put("payments_settled", h.payments.stream().filter(p -> p.settled()).count());
+        totals.put(
+                "payments_settled", h.payments.stream().filter(p -> p.settled()).count());
         totals.put("batches_committed_db", h.batchesInCommitOrder.size());
         totals.put("terms_accepted", h.termMarks.size());
         totals.put("rejected_write_rows", h.rejectedWrites.size());
         Map<String, Long> outcomes = new LinkedHashMap<>();
         for (Outcome o : Outcome.values()) {
-            outcomes.put(o.name().toLowerCase(Locale.ROOT), h.attempts.stream().filter(a -> a.outcome() == o).count());
+            outcomes.put(
+                    o.name().toLowerCase(Locale.ROOT),
+                    h.attempts.stream().filter(a -> a.outcome() == o).count());
         }
         totals.put("attempt_outcomes", outcomes);
         totals.put("postgres", cfg.postgres().toString());
         totals.put("etcd_server_version", h.etcdServerVersion);
-        totals.put("succession_bound_ms", dev.fenceline.faults.check.CheckerConfig.forTtl(cfg.ttl()).successionBound().toMillis());
+        totals.put(
+                "succession_bound_ms",
+                dev.fenceline.faults.check.CheckerConfig.forTtl(cfg.ttl())
+                        .successionBound()
+                        .toMillis());
         Map<String, Integer> rogue = new LinkedHashMap<>();
         rogue.put("attempts", r.rogue().attempts());
         rogue.put("refused", r.rogue().refused());
         rogue.put("audited_once", r.rogue().audited());
         rogue.put("committed", r.rogue().committed());
         rogue.put("failed_or_unknown", r.rogue().failed());
-        rogue.put("flood_attempts", (int) h.rogueAttempts.stream().filter(RogueAttempt::flood).count());
+        rogue.put("flood_attempts", (int)
+                h.rogueAttempts.stream().filter(RogueAttempt::flood).count());
         totals.put("rogue_writes", rogue);
         totals.put("violations", r.safetyViolations().size());
         Map<String, Integer> lost = new LinkedHashMap<>();
@@ -199,8 +265,11 @@ public final class RunReport {
             f.put("held_ms", (o.fault().healMonoNs() - o.fault().injectMonoNs()) / 1_000_000);
             f.put("mark_at_injection", o.fault().markAtInjection());
             f.put("failover_ms", o.failoverNs() < 0 ? null : o.failoverNs() / 1_000_000);
-            f.put("new_leader_committed_while_in_force",
-                    o.failoverNs() >= 0 && o.failoverNs() < o.fault().healMonoNs() - o.fault().injectMonoNs());
+            f.put(
+                    "new_leader_committed_while_in_force",
+                    o.failoverNs() >= 0
+                            && o.failoverNs()
+                                    < o.fault().healMonoNs() - o.fault().injectMonoNs());
             f.put("recovery_ms", o.recoveryNs() < 0 ? null : o.recoveryNs() / 1_000_000);
             f.put("successor_ms", o.successorNs() < 0 ? null : o.successorNs() / 1_000_000);
             if (o.fault().raftLeaderStopped() != null) {
@@ -230,18 +299,23 @@ public final class RunReport {
             Boolean wasLeader = o.fault().raftLeaderStopped();
             if (wasLeader != null) {
                 groups.computeIfAbsent(o.fault().kind(), k -> {
-                    Map<String, List<FaultOutcome>> m = new LinkedHashMap<>();
-                    m.put("raft_leader", new ArrayList<>());
-                    m.put("follower", new ArrayList<>());
-                    return m;
-                }).get(wasLeader ? "raft_leader" : "follower").add(o);
+                            Map<String, List<FaultOutcome>> m = new LinkedHashMap<>();
+                            m.put("raft_leader", new ArrayList<>());
+                            m.put("follower", new ArrayList<>());
+                            return m;
+                        })
+                        .get(wasLeader ? "raft_leader" : "follower")
+                        .add(o);
             }
         }
         Map<String, Map<String, Map<String, Object>>> out = new LinkedHashMap<>();
         groups.forEach((kind, byRole) -> {
             Map<String, Map<String, Object>> roles = new LinkedHashMap<>();
             byRole.forEach((role, list) -> {
-                List<Long> ms = list.stream().filter(o -> o.successorNs() >= 0).map(o -> o.successorNs() / 1_000_000).toList();
+                List<Long> ms = list.stream()
+                        .filter(o -> o.successorNs() >= 0)
+                        .map(o -> o.successorNs() / 1_000_000)
+                        .toList();
                 Map<String, Object> m = new LinkedHashMap<>();
                 m.put("injections", list.size());
                 m.put("with_successor", ms.size());
@@ -278,41 +352,79 @@ public final class RunReport {
 
     public String table() {
         StringBuilder sb = new StringBuilder();
-        sb.append(String.format(Locale.ROOT, "Fault run seed %d (%s, TTL %d ms, %s s): %d injections, %s payments settled, "
+        sb.append(String.format(
+                Locale.ROOT,
+                "Fault run seed %d (%s, TTL %d ms, %s s): %d injections, %s payments settled, "
                         + "%d batches, %d stale attempts rejected, %d violations, leader overlap %d ns%n",
-                seed, totals.get("mode"), (Long) totals.get("ttl_ms"), totals.get("elapsed_s"), (Integer) totals.get("injections"),
-                totals.get("payments_settled"), (Integer) totals.get("batches_committed_db"),
-                rows.stream().mapToInt(Row::staleRejected).sum(), result.safetyViolations().size(), result.leaderOverlapNs()));
+                seed,
+                totals.get("mode"),
+                (Long) totals.get("ttl_ms"),
+                totals.get("elapsed_s"),
+                (Integer) totals.get("injections"),
+                totals.get("payments_settled"),
+                (Integer) totals.get("batches_committed_db"),
+                rows.stream().mapToInt(Row::staleRejected).sum(),
+                result.safetyViolations().size(),
+                result.leaderOverlapNs()));
         sb.append("| fault kind | injections | new leader committed while in force | batches committed "
                 + "| stale attempts rejected | violations "
                 + "| failover p50 / p99 / max (ms) | recovery after heal p50 / p99 / max (ms) "
                 + "| successor p50 / p99 / max (ms) | election findings | rogue writes refused / audited / made |\n");
         sb.append("|---|---:|---:|---:|---:|---:|---|---|---|---:|---|\n");
         for (Row r : rows) {
-            sb.append(String.format(Locale.ROOT, "| %s | %d | %d | %d | %d | %d | %s | %s | %s | %d | %s |%n", r.kind(), r.injections(),
+            sb.append(String.format(
+                    Locale.ROOT,
+                    "| %s | %d | %d | %d | %d | %d | %s | %s | %s | %d | %s |%n",
+                    r.kind(),
+                    r.injections(),
                     r.takeoversDuringFault(),
-                    r.batchesCommitted(), r.staleRejected(), r.violations(),
-                    r.injections() == 0 ? "-" : r.failoverSamples() == 0 ? "n/a (no new term)" : ms(r.failoverP50()) + " / " + ms(r.failoverP99()) + " / "
-                            + ms(r.failoverMax()) + (r.failoverSamples() < r.injections() ? " (" + r.failoverSamples() + " with a new term)" : ""),
+                    r.batchesCommitted(),
+                    r.staleRejected(),
+                    r.violations(),
+                    r.injections() == 0
+                            ? "-"
+                            : r.failoverSamples() == 0
+                                    ? "n/a (no new term)"
+                                    : ms(r.failoverP50()) + " / " + ms(r.failoverP99()) + " / " + ms(r.failoverMax())
+                                            + (r.failoverSamples() < r.injections()
+                                                    ? " (" + r.failoverSamples() + " with a new term)"
+                                                    : ""),
                     ms(r.recoveryP50()) + " / " + ms(r.recoveryP99()) + " / " + ms(r.recoveryMax()),
-                    r.successorSamples() == 0 ? "-" : ms(r.successorP50()) + " / " + ms(r.successorP99()) + " / "
-                            + ms(r.successorMax()), r.electionFindings(),
-                    r.rogueAttempts() == 0 ? "-" : r.rogueRefused() + " / " + r.rogueAudited() + " / " + r.rogueAttempts()));
+                    r.successorSamples() == 0
+                            ? "-"
+                            : ms(r.successorP50()) + " / " + ms(r.successorP99()) + " / " + ms(r.successorMax()),
+                    r.electionFindings(),
+                    r.rogueAttempts() == 0
+                            ? "-"
+                            : r.rogueRefused() + " / " + r.rogueAudited() + " / " + r.rogueAttempts()));
         }
         if (!skippedKinds.isEmpty()) {
             sb.append("Skipped (not available here): ").append(skippedKinds).append('\n');
-            skipNotes.forEach((k, why) -> sb.append("  ").append(k).append(": ").append(why).append('\n'));
+            skipNotes.forEach((k, why) ->
+                    sb.append("  ").append(k).append(": ").append(why).append('\n'));
         }
-        sb.append(String.format(Locale.ROOT, "etcd %s; rogue writes: %d made, %d refused, %d audited exactly once, %d "
+        sb.append(String.format(
+                Locale.ROOT,
+                "etcd %s; rogue writes: %d made, %d refused, %d audited exactly once, %d "
                         + "committed; election findings %d (succession bound %s ms), validity overlap around stalled etcd "
-                        + "members %d ns%n", totals.get("etcd_server_version"), result.rogue().attempts(),
-                result.rogue().refused(), result.rogue().audited(), result.rogue().committed(),
-                result.electionFindings().size(), totals.get("succession_bound_ms"), result.etcdStallOverlapNs()));
+                        + "members %d ns%n",
+                totals.get("etcd_server_version"),
+                result.rogue().attempts(),
+                result.rogue().refused(),
+                result.rogue().audited(),
+                result.rogue().committed(),
+                result.electionFindings().size(),
+                totals.get("succession_bound_ms"),
+                result.etcdStallOverlapNs()));
         if (result.asyncLoss().total() > 0) {
-            sb.append("Acknowledged commits lost by failovers to an asynchronous standby (durability, not a violation): ")
-                    .append(result.asyncLoss().payments()).append(" inserted payment(s), ")
-                    .append(result.asyncLoss().batches()).append(" batch(es) reported committed, ")
-                    .append(result.asyncLoss().auditRows()).append(" audit row(s)\n");
+            sb.append(
+                            "Acknowledged commits lost by failovers to an asynchronous standby (durability, not a violation): ")
+                    .append(result.asyncLoss().payments())
+                    .append(" inserted payment(s), ")
+                    .append(result.asyncLoss().batches())
+                    .append(" batch(es) reported committed, ")
+                    .append(result.asyncLoss().auditRows())
+                    .append(" audit row(s)\n");
         }
         if (!result.validityAvailable()) {
             sb.append("(f) not checked: the workers recorded no validity windows\n");
@@ -330,10 +442,18 @@ public final class RunReport {
         json.put("per_kind", rows);
         json.put("skipped_kinds", skippedKinds);
         json.put("ok", result.ok());
-        json.put("violations", result.safetyViolations().stream().map(Violation::toString).toList());
-        json.put("election_findings", result.electionFindings().stream().map(Violation::toString).toList());
+        json.put(
+                "violations",
+                result.safetyViolations().stream().map(Violation::toString).toList());
+        json.put(
+                "election_findings",
+                result.electionFindings().stream().map(Violation::toString).toList());
         json.put("skip_notes", skipNotes);
-        json.put("lost_by_async_failover", result.lostByAsyncFailover().stream().map(Violation::explanation).toList());
+        json.put(
+                "lost_by_async_failover",
+                result.lostByAsyncFailover().stream()
+                        .map(Violation::explanation)
+                        .toList());
         json.put("faults", faults);
         json.put("table_markdown", table());
         try {

@@ -3,7 +3,6 @@ package dev.fenceline.faults;
 import dev.fenceline.faults.nemesis.Faults;
 import dev.fenceline.faults.workload.PostgresSetup;
 import dev.fenceline.faults.workload.RunConfig;
-
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
@@ -17,8 +16,7 @@ import java.util.List;
  * Exit 0 when the history check passes, 1 on violations, 2 on bad arguments. See docs/fault-injection.md.
  */
 public final class Soak {
-    private Soak() {
-    }
+    private Soak() {}
 
     public static void main(String[] args) {
         Duration duration = Duration.ofMinutes(30);
@@ -82,9 +80,23 @@ public final class Soak {
             return;
         }
         RunConfig base = RunConfig.soak(seed, duration, jar.toAbsolutePath(), out.toAbsolutePath(), kinds);
-        RunConfig cfg = new RunConfig(base.seed(), base.kinds(), 0, base.duration(), base.hardCap(), base.jar(),
-                base.outputDir(), base.workers(), Duration.ofMillis(ttlMs), base.batchSize(), base.intervalMs(),
-                base.paymentsPerTick(), base.paymentTickMs(), base.maxPayments(), base.clockJumps(), base.election(),
+        RunConfig cfg = new RunConfig(
+                base.seed(),
+                base.kinds(),
+                0,
+                base.duration(),
+                base.hardCap(),
+                base.jar(),
+                base.outputDir(),
+                base.workers(),
+                Duration.ofMillis(ttlMs),
+                base.batchSize(),
+                base.intervalMs(),
+                base.paymentsPerTick(),
+                base.paymentTickMs(),
+                base.maxPayments(),
+                base.clockJumps(),
+                base.election(),
                 new PostgresSetup(pooler, standby));
         RunReport report = FaultSuiteRunner.run(cfg);
         System.exit(report.ok() ? 0 : 1);

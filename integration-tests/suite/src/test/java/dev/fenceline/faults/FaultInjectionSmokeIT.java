@@ -1,19 +1,18 @@
 package dev.fenceline.faults;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import dev.fenceline.faults.nemesis.Faults;
 import dev.fenceline.faults.workload.PostgresSetup;
 import dev.fenceline.faults.workload.RunConfig;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
-
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * The smoke mode of the fault-injection suite (runs in {@code mvn verify}): 3 real workers of the sample against a
@@ -27,9 +26,11 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class FaultInjectionSmokeIT {
     private static final long SEED = Long.getLong("fenceline.faults.seed", System.currentTimeMillis() % 1_000_000);
-    private static final Path JAR = Path.of(System.getProperty("fenceline.jar", "../../settlement-sample/target/fenceline.jar"))
+    private static final Path JAR = Path.of(
+                    System.getProperty("fenceline.jar", "../../settlement-sample/target/fenceline.jar"))
             .toAbsolutePath();
-    private static final Path OUT = Path.of(System.getProperty("fenceline.faults.out", "target/fault-suite")).toAbsolutePath();
+    private static final Path OUT = Path.of(System.getProperty("fenceline.faults.out", "target/fault-suite"))
+            .toAbsolutePath();
 
     @Test
     @Timeout(value = 12, unit = TimeUnit.MINUTES)
@@ -38,15 +39,18 @@ class FaultInjectionSmokeIT {
         kinds.removeAll(Faults.POSTGRES_PATH_KINDS);
         String only = System.getProperty("fenceline.faults.kinds", "");
         if (!only.isBlank()) {
-            kinds.retainAll(List.of(only.split(",")));   // to debug some kinds; CI runs them all
+            kinds.retainAll(List.of(only.split(","))); // to debug some kinds; CI runs them all
         }
         RunReport report = FaultSuiteRunner.run(capped(RunConfig.smoke(SEED, JAR, OUT, kinds), Duration.ofMinutes(4)));
         assertPassedWithEveryKindTwice(report, OUT);
         if (kinds.contains(Faults.ROGUE_WRITER) || kinds.contains(Faults.AUDIT_FLOOD)) {
             // (g)/(h) passed above; here: the rogue writes were really made, and the fence decided on them.
             assertThat(report.result.rogue().attempts()).as("rogue writes made").isPositive();
-            assertThat(report.result.rogue().refused()).as("rogue writes refused by the fence")
-                    .isEqualTo(report.result.rogue().attempts() - report.result.rogue().failed()).isPositive();
+            assertThat(report.result.rogue().refused())
+                    .as("rogue writes refused by the fence")
+                    .isEqualTo(report.result.rogue().attempts()
+                            - report.result.rogue().failed())
+                    .isPositive();
         }
     }
 
@@ -73,12 +77,28 @@ class FaultInjectionSmokeIT {
                 assertThat(n).as("injections of %s (seed %d)", kind, SEED).isGreaterThanOrEqualTo(2);
             }
         });
-        assertThat(out.resolve("report-" + SEED + ".html")).satisfies(p -> assertThat(Files.size(p)).isPositive());
+        assertThat(out.resolve("report-" + SEED + ".html"))
+                .satisfies(p -> assertThat(Files.size(p)).isPositive());
     }
 
     private static RunConfig capped(RunConfig c, Duration hardCap) {
-        return new RunConfig(c.seed(), c.kinds(), c.rounds(), c.duration(), hardCap, c.jar(), c.outputDir(), c.workers(),
-                c.ttl(), c.batchSize(), c.intervalMs(), c.paymentsPerTick(), c.paymentTickMs(), c.maxPayments(),
-                c.clockJumps(), c.election(), c.postgres());
+        return new RunConfig(
+                c.seed(),
+                c.kinds(),
+                c.rounds(),
+                c.duration(),
+                hardCap,
+                c.jar(),
+                c.outputDir(),
+                c.workers(),
+                c.ttl(),
+                c.batchSize(),
+                c.intervalMs(),
+                c.paymentsPerTick(),
+                c.paymentTickMs(),
+                c.maxPayments(),
+                c.clockJumps(),
+                c.election(),
+                c.postgres());
     }
 }

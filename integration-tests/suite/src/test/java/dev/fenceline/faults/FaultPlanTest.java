@@ -1,15 +1,14 @@
 package dev.fenceline.faults;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import dev.fenceline.faults.nemesis.Faults;
 import dev.fenceline.faults.workload.PostgresSetup;
 import dev.fenceline.faults.workload.RunConfig;
-import org.junit.jupiter.api.Test;
-
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
 
 class FaultPlanTest {
     private static final Path JAR = Path.of("fenceline.jar");
@@ -29,15 +28,32 @@ class FaultPlanTest {
     @Test
     void soakPlanIsReproducibleFromTheSeed() {
         RunConfig s = RunConfig.soak(99, Duration.ofMinutes(5), JAR, OUT, Faults.kinds());
-        assertThat(FaultSuiteRunner.plan(s, 50)).isEqualTo(FaultSuiteRunner.plan(s, 50)).hasSize(50);
+        assertThat(FaultSuiteRunner.plan(s, 50))
+                .isEqualTo(FaultSuiteRunner.plan(s, 50))
+                .hasSize(50);
     }
 
     @Test
     void everyFaultKindIsThere() {
-        assertThat(Faults.kinds()).containsExactlyInAnyOrder("freezeLeader", "killLeader", "workerEtcdPartition",
-                "quorumLoss", "quorumBlip", "minorityPartition", "clockJump", "dbConnectionLoss", "coordinatorRebuilt",
-                "pgbouncerRestart", "pgbouncerPause", "poolerServerConnKill", "postgresFailover",
-                "hungEtcdMember", "slowEtcdDisk", "rogueWriter", "auditFlood");
+        assertThat(Faults.kinds())
+                .containsExactlyInAnyOrder(
+                        "freezeLeader",
+                        "killLeader",
+                        "workerEtcdPartition",
+                        "quorumLoss",
+                        "quorumBlip",
+                        "minorityPartition",
+                        "clockJump",
+                        "dbConnectionLoss",
+                        "coordinatorRebuilt",
+                        "pgbouncerRestart",
+                        "pgbouncerPause",
+                        "poolerServerConnKill",
+                        "postgresFailover",
+                        "hungEtcdMember",
+                        "slowEtcdDisk",
+                        "rogueWriter",
+                        "auditFlood");
         assertThat(Faults.kinds()).containsAll(Faults.POSTGRES_PATH_KINDS).containsAll(Faults.ETCD_AND_ROGUE_KINDS);
     }
 
@@ -54,7 +70,9 @@ class FaultPlanTest {
         assertThat(PostgresSetup.Standby.parse("ASYNC")).isEqualTo(PostgresSetup.Standby.ASYNCHRONOUS);
         assertThat(PostgresSetup.Standby.parse("none")).isEqualTo(PostgresSetup.Standby.NONE);
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> PostgresSetup.Standby.parse("semi"))
-                .hasMessageContaining("--standby").hasMessageContaining("none, sync or async").hasMessageContaining("semi");
+                .hasMessageContaining("--standby")
+                .hasMessageContaining("none, sync or async")
+                .hasMessageContaining("semi");
         assertThat(RunConfig.smoke(1, JAR, OUT, Faults.kinds()).postgres()).isEqualTo(PostgresSetup.DIRECT);
     }
 

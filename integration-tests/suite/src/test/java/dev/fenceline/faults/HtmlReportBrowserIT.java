@@ -1,11 +1,9 @@
 package dev.fenceline.faults;
 
-import dev.fenceline.faults.nemesis.Faults;
-import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.fail;
 
+import dev.fenceline.faults.nemesis.Faults;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -14,9 +12,10 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.fail;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Loads the HTML report of a hand-made run ({@link ReportFixtures}) in headless Chromium ({@code --dump-dom}: the DOM
@@ -41,11 +40,25 @@ class HtmlReportBrowserIT {
 
         Path out = dir.resolve("dom.html");
         Path err = dir.resolve("chromium.log");
-        List<String> cmd = new ArrayList<>(List.of(chromium.toString(), "--headless", "--disable-gpu", "--no-sandbox",
-                "--no-first-run", "--no-default-browser-check", "--disable-extensions", "--disable-dev-shm-usage",
-                "--user-data-dir=" + dir.resolve("profile"), "--enable-logging=stderr", "--v=0",
-                "--virtual-time-budget=5000", "--dump-dom", page.toUri().toString()));
-        Process p = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+        List<String> cmd = new ArrayList<>(List.of(
+                chromium.toString(),
+                "--headless",
+                "--disable-gpu",
+                "--no-sandbox",
+                "--no-first-run",
+                "--no-default-browser-check",
+                "--disable-extensions",
+                "--disable-dev-shm-usage",
+                "--user-data-dir=" + dir.resolve("profile"),
+                "--enable-logging=stderr",
+                "--v=0",
+                "--virtual-time-budget=5000",
+                "--dump-dom",
+                page.toUri().toString()));
+        Process p = new ProcessBuilder(cmd)
+                .redirectOutput(out.toFile())
+                .redirectError(err.toFile())
+                .start();
         p.getOutputStream().close();
         if (!p.waitFor(BROWSER_TIMEOUT_S, TimeUnit.SECONDS)) {
             // only what this test started: the browser and its own children (renderer, zygote)
@@ -57,24 +70,34 @@ class HtmlReportBrowserIT {
         String dom = Files.readString(out);
         String log = Files.readString(err);
         assertThat(p.exitValue()).as("chromium exit code; log:\n%s", tail(err)).isZero();
-        assertThat(dom).as("the DOM after the scripts ran; chromium log:\n%s", tail(err)).contains("<body");
+        assertThat(dom)
+                .as("the DOM after the scripts ran; chromium log:\n%s", tail(err))
+                .contains("<body");
 
         // no script error: none caught by window.onerror, none in the console log
         Matcher body = Pattern.compile("<body([^>]*)>").matcher(dom);
         assertThat(body.find()).isTrue();
-        assertThat(body.group(1)).as("attributes of <body>").doesNotContain("data-js-error")
+        assertThat(body.group(1))
+                .as("attributes of <body>")
+                .doesNotContain("data-js-error")
                 .contains("data-rendered=\"ok\"");
         Matcher errors = Pattern.compile("<pre id=\"js-errors\">([^<]*)</pre>").matcher(dom);
         assertThat(errors.find()).as("the error box is there").isTrue();
         assertThat(errors.group(1)).as("script errors").isEmpty();
-        assertThat(log).as("console errors in the chromium log").doesNotContain("Uncaught")
+        assertThat(log)
+                .as("console errors in the chromium log")
+                .doesNotContain("Uncaught")
                 // Chromium 156 logs page console lines as "INFO:CONSOLE:3] \"message\", source: ..."
                 .doesNotContainPattern("CONSOLE[:(]\\d+\\)?\\].*[Ee]rror");
         assertThat(dom).as("the drawing script ran to its end").contains("data-rendered=\"ok\"");
 
         // the drawn timeline: lanes per worker, state segments, batch ticks, one shaded window per fault
-        assertThat(dom).contains("<svg").contains("class=\"state\"").contains("data-outcome=\"REJECTED\"")
-                .contains("data-outcome=\"COMMITTED\"").contains(">t2<");
+        assertThat(dom)
+                .contains("<svg")
+                .contains("class=\"state\"")
+                .contains("data-outcome=\"REJECTED\"")
+                .contains("data-outcome=\"COMMITTED\"")
+                .contains(">t2<");
         for (String kind : Faults.kinds()) {
             assertThat(dom).as("timeline window of %s", kind).contains("class=\"fault\" data-kind=\"" + kind + "\"");
             assertThat(dom).as("table row of %s", kind).contains("<tr data-kind=\"" + kind + "\">");
@@ -101,8 +124,11 @@ class HtmlReportBrowserIT {
                 return c;
             }
         }
-        String message = "chromium was not found (" + (configured != null && !configured.isBlank()
-                ? "FENCELINE_CHROMIUM_BIN=" + configured : "PATH, /usr/bin/chromium") + "): run scripts/ensure-chromium.sh "
+        String message = "chromium was not found ("
+                + (configured != null && !configured.isBlank()
+                        ? "FENCELINE_CHROMIUM_BIN=" + configured
+                        : "PATH, /usr/bin/chromium")
+                + "): run scripts/ensure-chromium.sh "
                 + "as root, or ask an administrator to run 'sudo apt-get install -y chromium'";
         if ("1".equals(System.getenv("FENCELINE_REQUIRE_CHROMIUM"))) {
             fail(message + " (FENCELINE_REQUIRE_CHROMIUM=1 requires the browser check)");

@@ -15,7 +15,6 @@ import dev.fenceline.faults.history.TermMark;
 import dev.fenceline.faults.history.ValidityWindow;
 import dev.fenceline.faults.nemesis.Faults;
 import dev.fenceline.faults.workload.RunConfig;
-
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -28,11 +27,10 @@ import java.util.List;
  */
 final class ReportFixtures {
     static final long S = 1_000_000_000L;
-    static final long BASE = 1_000 * S;   // CLOCK_MONOTONIC values are far from 0
+    static final long BASE = 1_000 * S; // CLOCK_MONOTONIC values are far from 0
     static final Instant T0 = Instant.parse("2026-12-01T12:00:00Z");
 
-    private ReportFixtures() {
-    }
+    private ReportFixtures() {}
 
     static RunReport report() {
         List<String> kinds = Faults.kinds();
@@ -59,23 +57,44 @@ final class ReportFixtures {
             String w = t < BASE + 18 * S ? "w1" : t < BASE + 39 * S ? "w2" : "w3";
             long term = "w1".equals(w) ? 1 : "w2".equals(w) ? 2 : 3;
             if (t > BASE + 18 * S && t < BASE + 21 * S) {
-                continue;   // nobody leads
+                continue; // nobody leads
             }
             String key = "k<" + id + ">\"&'";
             b.attempt(new BatchAttempt(w, term, key, t - S / 5, t, Outcome.COMMITTED, 1, null))
                     .committed(new CommittedBatch(id, key, term, w, 1, 100, T0.plusNanos(t - BASE)))
-                    .payment(new Payment(payment, "SETTLED", id, 100)).inserted(payment);
+                    .payment(new Payment(payment, "SETTLED", id, 100))
+                    .inserted(payment);
         }
-        b.attempt(new BatchAttempt("w1", 1, "stale</script>", BASE + 17 * S, BASE + 21 * S + S / 2, Outcome.REJECTED, 1,
+        b.attempt(new BatchAttempt(
+                        "w1",
+                        1,
+                        "stale</script>",
+                        BASE + 17 * S,
+                        BASE + 21 * S + S / 2,
+                        Outcome.REJECTED,
+                        1,
                         "term 1 below the mark 2"))
-                .rejected(new RejectedWrite(1, "settlement", 1, 2, "w1", "settlement_batch", "stale</script>",
-                        T0.plusSeconds(21)))
-                .attempt(new BatchAttempt("w2", 2, "failed", BASE + 30 * S, BASE + 30 * S + S / 10, Outcome.FAILED, 1,
+                .rejected(new RejectedWrite(
+                        1, "settlement", 1, 2, "w1", "settlement_batch", "stale</script>", T0.plusSeconds(21)))
+                .attempt(new BatchAttempt(
+                        "w2",
+                        2,
+                        "failed",
+                        BASE + 30 * S,
+                        BASE + 30 * S + S / 10,
+                        Outcome.FAILED,
+                        1,
                         "terminating connection"));
         for (int i = 0; i < kinds.size(); i++) {
             long inject = BASE + (4L * i + 2) * S;
-            b.fault(new FaultRecord(i + 1, kinds.get(i), "w<" + (i % 3 + 1) + ">", "w" + (i % 3 + 1), inject,
-                    inject + 2 * S, i / 3,
+            b.fault(new FaultRecord(
+                    i + 1,
+                    kinds.get(i),
+                    "w<" + (i % 3 + 1) + ">",
+                    "w" + (i % 3 + 1),
+                    inject,
+                    inject + 2 * S,
+                    i / 3,
                     "note & <b>not bold</b>"));
         }
         History h = b.build();

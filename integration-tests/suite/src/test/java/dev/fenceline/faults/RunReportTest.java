@@ -1,5 +1,7 @@
 package dev.fenceline.faults;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import dev.fenceline.faults.check.CheckResult;
 import dev.fenceline.faults.check.CheckerConfig;
 import dev.fenceline.faults.check.HistoryChecker;
@@ -22,8 +24,6 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
-
-import static org.assertj.core.api.Assertions.assertThat;
 
 /** The report's per-kind table and per-fault JSON, from hand-made histories. */
 class RunReportTest {
@@ -54,33 +54,52 @@ class RunReportTest {
     }
 
     private static RogueAttempt rogue(String id, Outcome outcome, String sqlState) {
-        return new RogueAttempt(id, "STALE_TERM", "settlement.settlement_batch", "1", 15 * S, 15 * S + 1000, outcome,
-                sqlState, null, false, 2);
+        return new RogueAttempt(
+                id,
+                "STALE_TERM",
+                "settlement.settlement_batch",
+                "1",
+                15 * S,
+                15 * S + 1000,
+                outcome,
+                sqlState,
+                null,
+                false,
+                2);
     }
 
     private static RejectedWrite auditOf(long rowId, String rogueId) {
-        return new RejectedWrite(rowId, "settlement", 1, 2, rogueId, "settlement.settlement_batch", null, T0.plusSeconds(15));
+        return new RejectedWrite(
+                rowId, "settlement", 1, 2, rogueId, "settlement.settlement_batch", null, T0.plusSeconds(15));
     }
 
     private static RunReport report(History h) {
         CheckResult r = new HistoryChecker(CheckerConfig.forTtl(Duration.ofSeconds(3))).check(h);
-        RunConfig cfg = RunConfig.smoke(7, Path.of("fenceline.jar"), Path.of("target/run-report-test"),
+        RunConfig cfg = RunConfig.smoke(
+                7,
+                Path.of("fenceline.jar"),
+                Path.of("target/run-report-test"),
                 List.of(Faults.FREEZE_LEADER, Faults.ROGUE_WRITER));
         return RunReport.of(cfg, h, r, List.of(), 0, Duration.ofSeconds(30), Path.of("target/run-report-test/run-7"));
     }
 
     private static RunReport.Row row(RunReport report, String kind) {
-        return report.rows.stream().filter(r -> r.kind().equals(kind)).findFirst().orElseThrow();
+        return report.rows.stream()
+                .filter(r -> r.kind().equals(kind))
+                .findFirst()
+                .orElseThrow();
     }
 
     @Test
     void rogueWritesCommittedOrNotAuditedExactlyOnceCountAsViolationsOfTheirKind() {
         History h = twoFaults()
-                .rogue(rogue("rogue-2-1", Outcome.COMMITTED, null))            // got past the fence
-                .rogue(rogue("rogue-2-2", Outcome.REJECTED, "FL001"))          // audited twice
-                .rogue(rogue("rogue-2-3", Outcome.REJECTED, "FL001"))          // never audited
-                .rogue(rogue("rogue-2-4", Outcome.REJECTED, "FL001"))          // audited once: fine
-                .rejected(auditOf(10, "rogue-2-2")).rejected(auditOf(11, "rogue-2-2")).rejected(auditOf(12, "rogue-2-4"))
+                .rogue(rogue("rogue-2-1", Outcome.COMMITTED, null)) // got past the fence
+                .rogue(rogue("rogue-2-2", Outcome.REJECTED, "FL001")) // audited twice
+                .rogue(rogue("rogue-2-3", Outcome.REJECTED, "FL001")) // never audited
+                .rogue(rogue("rogue-2-4", Outcome.REJECTED, "FL001")) // audited once: fine
+                .rejected(auditOf(10, "rogue-2-2"))
+                .rejected(auditOf(11, "rogue-2-2"))
+                .rejected(auditOf(12, "rogue-2-4"))
                 .build();
         RunReport report = report(h);
         assertThat(report.result.safetyViolations()).hasSize(3);
@@ -93,9 +112,12 @@ class RunReportTest {
     void everyFaultInTheJsonNamesTheWorkerItHitOrNull() {
         RunReport report = report(twoFaults().build());
         assertThat(report.result.ok()).as(report.result.explain()).isTrue();
-        assertThat(report.faults).extracting(f -> f.get("index"), f -> f.get("worker"))
-                .containsExactly(org.assertj.core.groups.Tuple.tuple(1, "w1"), org.assertj.core.groups.Tuple.tuple(2, null));
-        assertThat(report.faults).allSatisfy(f -> assertThat((Map<String, Object>) f).containsKey("worker"));
+        assertThat(report.faults)
+                .extracting(f -> f.get("index"), f -> f.get("worker"))
+                .containsExactly(
+                        org.assertj.core.groups.Tuple.tuple(1, "w1"), org.assertj.core.groups.Tuple.tuple(2, null));
+        assertThat(report.faults)
+                .allSatisfy(f -> assertThat((Map<String, Object>) f).containsKey("worker"));
     }
 
     @Test
@@ -112,16 +134,24 @@ class RunReportTest {
                 .build();
         RunReport report = report(h);
         @SuppressWarnings("unchecked")
-        Map<String, Map<String, Map<String, Object>>> split =
-                (Map<String, Map<String, Map<String, Object>>>) report.totals.get("successor_ms_by_stopped_etcd_member");
+        Map<String, Map<String, Map<String, Object>>> split = (Map<String, Map<String, Map<String, Object>>>)
+                report.totals.get("successor_ms_by_stopped_etcd_member");
         assertThat(split).containsOnlyKeys(Faults.HUNG_ETCD_MEMBER);
-        assertThat(split.get(Faults.HUNG_ETCD_MEMBER).get("raft_leader")).containsEntry("injections", 1)
-                .containsEntry("with_successor", 1).containsEntry("p50", 4000L).containsEntry("max", 4000L);
-        assertThat(split.get(Faults.HUNG_ETCD_MEMBER).get("follower")).containsEntry("injections", 1)
+        assertThat(split.get(Faults.HUNG_ETCD_MEMBER).get("raft_leader"))
+                .containsEntry("injections", 1)
+                .containsEntry("with_successor", 1)
+                .containsEntry("p50", 4000L)
+                .containsEntry("max", 4000L);
+        assertThat(split.get(Faults.HUNG_ETCD_MEMBER).get("follower"))
+                .containsEntry("injections", 1)
                 .containsEntry("p50", 1000L);
-        assertThat(report.faults).filteredOn(f -> f.get("index").equals(3)).singleElement()
+        assertThat(report.faults)
+                .filteredOn(f -> f.get("index").equals(3))
+                .singleElement()
                 .satisfies(f -> assertThat(f).containsEntry("etcd_raft_leader_stopped", true));
-        assertThat(report.faults).filteredOn(f -> f.get("index").equals(5)).singleElement()
+        assertThat(report.faults)
+                .filteredOn(f -> f.get("index").equals(5))
+                .singleElement()
                 .satisfies(f -> assertThat(f).doesNotContainKey("etcd_raft_leader_stopped"));
     }
 }

@@ -62,7 +62,8 @@ public final class EtcdCluster implements AutoCloseable {
     private final Path etcdctlBin;
     private final Path root;
     private final List<EtcdMember> members;
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
+    private final HttpClient http =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
     private volatile boolean closed;
 
     private EtcdCluster(Path etcdBin, Path etcdctlBin, Path root, List<EtcdMember> members) {
@@ -81,8 +82,11 @@ public final class EtcdCluster implements AutoCloseable {
         Path etcdctl = binary("etcdctl", "fenceline.etcdctl.bin", "FENCELINE_ETCDCTL_BIN");
         Path root;
         try {
-            Path base = options.dataRoot != null ? options.dataRoot
-                    : Files.isDirectory(Path.of("target")) ? Path.of("target") : Path.of(System.getProperty("java.io.tmpdir"));
+            Path base = options.dataRoot != null
+                    ? options.dataRoot
+                    : Files.isDirectory(Path.of("target"))
+                            ? Path.of("target")
+                            : Path.of(System.getProperty("java.io.tmpdir"));
             Files.createDirectories(base);
             root = Files.createTempDirectory(base.toAbsolutePath(), "etcd-");
         } catch (IOException e) {
@@ -120,9 +124,9 @@ public final class EtcdCluster implements AutoCloseable {
         if (p == null) {
             throw new InfrastructureException(name + " was not found on PATH. "
                     + (Processes.runningAsRoot()
-                        ? "Run scripts/ensure-etcd.sh, which runs: apt-get update && apt-get install -y etcd-server etcd-client."
-                        : "Not running as root, so it cannot be installed automatically: ask an administrator to run "
-                          + "'sudo apt-get update && sudo apt-get install -y etcd-server etcd-client'")
+                            ? "Run scripts/ensure-etcd.sh, which runs: apt-get update && apt-get install -y etcd-server etcd-client."
+                            : "Not running as root, so it cannot be installed automatically: ask an administrator to run "
+                                    + "'sudo apt-get update && sudo apt-get install -y etcd-server etcd-client'")
                     + " Or set " + envVar + " to an etcd 3.4+ binary.");
         }
         return p;
@@ -168,8 +172,12 @@ public final class EtcdCluster implements AutoCloseable {
     /** True if the member answers /health with a leader known. */
     public boolean isHealthy(EtcdMember member) {
         try {
-            HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(member.clientEndpoint() + "/health"))
-                    .timeout(Duration.ofSeconds(2)).GET().build(), HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> r = http.send(
+                    HttpRequest.newBuilder(URI.create(member.clientEndpoint() + "/health"))
+                            .timeout(Duration.ofSeconds(2))
+                            .GET()
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
             return r.statusCode() == 200 && r.body().contains("\"health\":\"true\"");
         } catch (IOException e) {
             return false;
@@ -187,8 +195,11 @@ public final class EtcdCluster implements AutoCloseable {
     public String etcdctl(String... args) {
         List<String> withTimeout = new ArrayList<>(List.of("--command-timeout=15s"));
         withTimeout.addAll(List.of(args));
-        return Processes.runOrFail(etcdctlCommand(endpointsCsv(), withTimeout.toArray(String[]::new)),
-                Duration.ofSeconds(30), null, Map.of("ETCDCTL_API", "3"));
+        return Processes.runOrFail(
+                etcdctlCommand(endpointsCsv(), withTimeout.toArray(String[]::new)),
+                Duration.ofSeconds(30),
+                null,
+                Map.of("ETCDCTL_API", "3"));
     }
 
     /** Like {@link #etcdctl} against the given endpoints, returning the whole result instead of failing. */
@@ -217,7 +228,8 @@ public final class EtcdCluster implements AutoCloseable {
     /** Starts every member as a brand-new cluster (fresh token, so it can never be mistaken for an older one). */
     private void bootstrap(Duration timeout) {
         String token = "fenceline-" + Long.toString(System.nanoTime(), 36);
-        String initialCluster = members.stream().map(m -> m.name() + "=" + m.peerUrl()).collect(Collectors.joining(","));
+        String initialCluster =
+                members.stream().map(m -> m.name() + "=" + m.peerUrl()).collect(Collectors.joining(","));
         for (EtcdMember m : members) {
             m.configure(initialCluster, token);
             m.launch("new");
@@ -235,8 +247,10 @@ public final class EtcdCluster implements AutoCloseable {
         }
         // The survivors may still be electing a new Raft leader (the member may have been the leader).
         awaitHealthy(Duration.ofSeconds(30));
-        String others = members.stream().filter(m -> m != member && m.isRunning())
-                .map(EtcdMember::clientEndpoint).collect(Collectors.joining(","));
+        String others = members.stream()
+                .filter(m -> m != member && m.isRunning())
+                .map(EtcdMember::clientEndpoint)
+                .collect(Collectors.joining(","));
         String list = retrying(others, "member", "list");
         for (String line : list.split("\n")) {
             String[] f = line.split(",\\s*");

@@ -36,20 +36,34 @@ public final class EtcdMember {
         if (isRunning()) {
             throw new IllegalStateException("etcd member " + name + " is already running (pid " + process.pid() + ")");
         }
-        List<String> cmd = new ArrayList<>(List.of(etcd.toString(),
-                "--name", name,
-                "--data-dir", dataDir.toString(),
-                "--listen-client-urls", clientEndpoint(),
-                "--advertise-client-urls", clientEndpoint(),
-                "--listen-peer-urls", peerUrl(),
-                "--initial-advertise-peer-urls", peerUrl(),
-                "--initial-cluster", initialCluster,
-                "--initial-cluster-state", clusterState,
-                "--initial-cluster-token", token,
-                "--heartbeat-interval", "100",
-                "--election-timeout", "1000",
-                "--logger", "zap",
-                "--log-level", "warn"));
+        List<String> cmd = new ArrayList<>(List.of(
+                etcd.toString(),
+                "--name",
+                name,
+                "--data-dir",
+                dataDir.toString(),
+                "--listen-client-urls",
+                clientEndpoint(),
+                "--advertise-client-urls",
+                clientEndpoint(),
+                "--listen-peer-urls",
+                peerUrl(),
+                "--initial-advertise-peer-urls",
+                peerUrl(),
+                "--initial-cluster",
+                initialCluster,
+                "--initial-cluster-state",
+                clusterState,
+                "--initial-cluster-token",
+                token,
+                "--heartbeat-interval",
+                "100",
+                "--election-timeout",
+                "1000",
+                "--logger",
+                "zap",
+                "--log-level",
+                "warn"));
         try {
             Files.createDirectories(dataDir.getParent());
             Path logFile = dataDir.getParent().resolve(name + ".log");
@@ -60,8 +74,8 @@ public final class EtcdMember {
             paused = false;
             Reaper.get().watch(process.pid());
         } catch (IOException e) {
-            throw new InfrastructureException("cannot start etcd member " + name + " (" + etcd + "): " + e.getMessage(),
-                    e);
+            throw new InfrastructureException(
+                    "cannot start etcd member " + name + " (" + etcd + "): " + e.getMessage(), e);
         }
     }
 
@@ -151,7 +165,8 @@ public final class EtcdMember {
     /** Deletes the member's data; the member must be stopped. Use {@link EtcdCluster#rejoin} to bring it back. */
     public synchronized void wipe() {
         if (isRunning()) {
-            throw new IllegalStateException("cannot wipe etcd member " + name + " while it runs; stop or kill it first");
+            throw new IllegalStateException(
+                    "cannot wipe etcd member " + name + " while it runs; stop or kill it first");
         }
         Processes.deleteTree(dataDir);
     }

@@ -14,8 +14,7 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class FreePorts {
     private static final Set<Integer> HANDED_OUT = ConcurrentHashMap.newKeySet();
 
-    private FreePorts() {
-    }
+    private FreePorts() {}
 
     /** A port that was free on 127.0.0.1 a moment ago and that this JVM has not handed out before. */
     public static int next() {

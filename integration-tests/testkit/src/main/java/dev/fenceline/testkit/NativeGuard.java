@@ -42,10 +42,10 @@ public final class NativeGuard {
     static final Path BUILT_LIBRARY = Path.of("migrations", "native", "target", LIBRARY + ".so");
     /** Bound of the walk up from the working directory: deeper than any checkout, finite on any file system. */
     private static final int MAX_PARENT_LEVELS = 64;
+
     private static final Logger log = LoggerFactory.getLogger(NativeGuard.class);
 
-    private NativeGuard() {
-    }
+    private NativeGuard() {}
 
     /**
      * The built library the testkit's servers load: {@value #LIBRARY_PROPERTY} / {@value #LIBRARY_ENV} when set (it
@@ -108,9 +108,13 @@ public final class NativeGuard {
     static Path stage(Path library, int serverMajor, Path folder) {
         int before = builtForMajor(library);
         if (before != serverMajor) {
-            log.warn("not loading the native guard {}: {} says it was built for PostgreSQL major {}, the server is {} "
-                    + "(rebuild it with scripts/ensure-native-guard.sh); fencing.guard() stays PL/pgSQL", library,
-                    majorMarker(library), before < 0 ? "(missing or unreadable)" : before, serverMajor);
+            log.warn(
+                    "not loading the native guard {}: {} says it was built for PostgreSQL major {}, the server is {} "
+                            + "(rebuild it with scripts/ensure-native-guard.sh); fencing.guard() stays PL/pgSQL",
+                    library,
+                    majorMarker(library),
+                    before < 0 ? "(missing or unreadable)" : before,
+                    serverMajor);
             return null;
         }
         Path copy = folder.resolve(LIBRARY + ".so");
@@ -118,15 +122,19 @@ public final class NativeGuard {
             Files.createDirectories(folder);
             Files.copy(library, copy, StandardCopyOption.REPLACE_EXISTING);
         } catch (IOException e) {
-            throw new InfrastructureException("cannot copy the native guard " + library + " to " + copy + ": "
-                    + e.getMessage(), e);
+            throw new InfrastructureException(
+                    "cannot copy the native guard " + library + " to " + copy + ": " + e.getMessage(), e);
         }
         int after = builtForMajor(library);
         if (after != serverMajor) {
             Processes.deleteQuietly(copy);
-            log.warn("not loading the native guard {}: it was rebuilt while being copied (its marker {} now says {}, "
-                    + "the server is {}); fencing.guard() stays PL/pgSQL", library, majorMarker(library),
-                    after < 0 ? "(missing)" : after, serverMajor);
+            log.warn(
+                    "not loading the native guard {}: it was rebuilt while being copied (its marker {} now says {}, "
+                            + "the server is {}); fencing.guard() stays PL/pgSQL",
+                    library,
+                    majorMarker(library),
+                    after < 0 ? "(missing)" : after,
+                    serverMajor);
             return null;
         }
         return copy;
@@ -141,8 +149,8 @@ public final class NativeGuard {
         try (Connection c = db.server().superuserConnection(db.name())) {
             c.setAutoCommit(false);
             try (Statement s = c.createStatement()) {
-                s.execute("CREATE FUNCTION pg_temp.fenceline_guard_probe() RETURNS trigger LANGUAGE c AS '"
-                        + LIBRARY + "', 'fenceline_guard'");
+                s.execute("CREATE FUNCTION pg_temp.fenceline_guard_probe() RETURNS trigger LANGUAGE c AS '" + LIBRARY
+                        + "', 'fenceline_guard'");
                 return true;
             } catch (SQLException e) {
                 return false;
@@ -159,7 +167,8 @@ public final class NativeGuard {
         if (loads(db)) {
             return;
         }
-        String why = "the native guard library " + LIBRARY + " does not load on " + db.server().description()
+        String why = "the native guard library " + LIBRARY + " does not load on "
+                + db.server().description()
                 + "; build it with scripts/ensure-native-guard.sh (into migrations/native/target/, which the testkit's "
                 + "servers load from; " + LIBRARY_PROPERTY + " / " + LIBRARY_ENV + " names another build)";
         if (required()) {

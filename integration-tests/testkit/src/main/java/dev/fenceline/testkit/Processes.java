@@ -13,8 +13,7 @@ import java.util.concurrent.TimeUnit;
 
 /** Small process helpers: signals by pid, running a command to completion with a bound. */
 public final class Processes {
-    private Processes() {
-    }
+    private Processes() {}
 
     /** Result of a finished command. */
     public record Result(int exitCode, String stdout, String stderr) {
@@ -55,8 +54,10 @@ public final class Processes {
                 p.descendants().forEach(ProcessHandle::destroyForcibly);
                 p.destroyForcibly();
                 p.waitFor(5, TimeUnit.SECONDS);
-                return new Result(-1, Files.readString(out), "timed out after " + timeout + ": "
-                        + String.join(" ", command) + "\n" + Files.readString(err));
+                return new Result(
+                        -1,
+                        Files.readString(out),
+                        "timed out after " + timeout + ": " + String.join(" ", command) + "\n" + Files.readString(err));
             }
             return new Result(p.exitValue(), Files.readString(out), Files.readString(err));
         } catch (IOException e) {
@@ -74,8 +75,8 @@ public final class Processes {
     public static String runOrFail(List<String> command, Duration timeout, Path workDir, Map<String, String> env) {
         Result r = run(command, timeout, workDir, env);
         if (!r.ok()) {
-            throw new InfrastructureException("command failed (exit " + r.exitCode() + "): "
-                    + String.join(" ", command) + "\n" + r.stderr().strip() + "\n" + r.stdout().strip());
+            throw new InfrastructureException("command failed (exit " + r.exitCode() + "): " + String.join(" ", command)
+                    + "\n" + r.stderr().strip() + "\n" + r.stdout().strip());
         }
         return r.stdout();
     }

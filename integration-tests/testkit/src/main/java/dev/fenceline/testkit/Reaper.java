@@ -46,8 +46,8 @@ public final class Reaper {
                         .start();
                 instance = new Reaper(dir);
             } catch (IOException e) {
-                throw new InfrastructureException("cannot start the process reaper (needs setsid and bash): "
-                        + e.getMessage(), e);
+                throw new InfrastructureException(
+                        "cannot start the process reaper (needs setsid and bash): " + e.getMessage(), e);
             }
         }
         return instance;
@@ -70,8 +70,9 @@ public final class Reaper {
     /** Registers a folder to be deleted if this JVM dies. */
     public void deleteOnDeath(Path path) {
         try {
-            Files.writeString(dir.resolve("paths").resolve(Integer.toHexString(path.hashCode()) + "-"
-                    + System.nanoTime()), path.toAbsolutePath().toString());
+            Files.writeString(
+                    dir.resolve("paths").resolve(Integer.toHexString(path.hashCode()) + "-" + System.nanoTime()),
+                    path.toAbsolutePath().toString());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

@@ -41,12 +41,14 @@ public final class SecureEtcd implements AutoCloseable {
         Path etcdctl = EtcdCluster.binary("etcdctl", "fenceline.etcdctl.bin", "FENCELINE_ETCDCTL_BIN");
         Path openssl = Processes.onPath("openssl");
         if (openssl == null) {
-            throw new InfrastructureException("openssl was not found on PATH; it generates the test certificates "
-                    + "(Debian package openssl)");
+            throw new InfrastructureException(
+                    "openssl was not found on PATH; it generates the test certificates " + "(Debian package openssl)");
         }
         Path dir;
         try {
-            Path base = Files.isDirectory(Path.of("target")) ? Path.of("target") : Path.of(System.getProperty("java.io.tmpdir"));
+            Path base = Files.isDirectory(Path.of("target"))
+                    ? Path.of("target")
+                    : Path.of(System.getProperty("java.io.tmpdir"));
             dir = Files.createTempDirectory(base.toAbsolutePath(), "etcd-tls-");
         } catch (IOException e) {
             throw new InfrastructureException("cannot create the TLS etcd folder: " + e.getMessage(), e);
@@ -58,18 +60,42 @@ public final class SecureEtcd implements AutoCloseable {
         FreePorts.requireFree(client, "TLS etcd client");
         FreePorts.requireFree(peer, "TLS etcd peer");
         String url = "https://127.0.0.1:" + client;
-        List<String> cmd = List.of(etcd.toString(), "--name", "s1", "--data-dir", dir.resolve("data").toString(),
-                "--listen-client-urls", url, "--advertise-client-urls", url,
-                "--listen-peer-urls", "http://127.0.0.1:" + peer,
-                "--initial-advertise-peer-urls", "http://127.0.0.1:" + peer,
-                "--initial-cluster", "s1=http://127.0.0.1:" + peer, "--initial-cluster-state", "new",
-                "--cert-file", dir.resolve("server.crt").toString(), "--key-file", dir.resolve("server.key").toString(),
-                "--trusted-ca-file", dir.resolve("ca.crt").toString(), "--client-cert-auth",
-                "--logger", "zap", "--log-level", "warn");
+        List<String> cmd = List.of(
+                etcd.toString(),
+                "--name",
+                "s1",
+                "--data-dir",
+                dir.resolve("data").toString(),
+                "--listen-client-urls",
+                url,
+                "--advertise-client-urls",
+                url,
+                "--listen-peer-urls",
+                "http://127.0.0.1:" + peer,
+                "--initial-advertise-peer-urls",
+                "http://127.0.0.1:" + peer,
+                "--initial-cluster",
+                "s1=http://127.0.0.1:" + peer,
+                "--initial-cluster-state",
+                "new",
+                "--cert-file",
+                dir.resolve("server.crt").toString(),
+                "--key-file",
+                dir.resolve("server.key").toString(),
+                "--trusted-ca-file",
+                dir.resolve("ca.crt").toString(),
+                "--client-cert-auth",
+                "--logger",
+                "zap",
+                "--log-level",
+                "warn");
         Process p;
         try {
-            p = new ProcessBuilder(cmd).redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("etcd.log").toFile())).start();
+            p = new ProcessBuilder(cmd)
+                    .redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(
+                            dir.resolve("etcd.log").toFile()))
+                    .start();
         } catch (IOException e) {
             throw new InfrastructureException("cannot start TLS etcd (" + etcd + "): " + e.getMessage(), e);
         }
@@ -97,27 +123,105 @@ public final class SecureEtcd implements AutoCloseable {
     private static void certificates(Path openssl, Path dir) {
         String o = openssl.toString();
         String days = "2";
-        run(dir, o, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt", "-days", days,
-                "-subj", "/CN=fenceline-test-ca");
-        run(dir, o, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "other-ca.key", "-out", "other-ca.crt",
-                "-days", days, "-subj", "/CN=untrusted-ca");
-        write(dir.resolve("server.ext"), "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth,clientAuth\n");
+        run(
+                dir,
+                o,
+                "req",
+                "-x509",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-keyout",
+                "ca.key",
+                "-out",
+                "ca.crt",
+                "-days",
+                days,
+                "-subj",
+                "/CN=fenceline-test-ca");
+        run(
+                dir,
+                o,
+                "req",
+                "-x509",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-keyout",
+                "other-ca.key",
+                "-out",
+                "other-ca.crt",
+                "-days",
+                days,
+                "-subj",
+                "/CN=untrusted-ca");
+        write(
+                dir.resolve("server.ext"),
+                "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth,clientAuth\n");
         write(dir.resolve("client.ext"), "extendedKeyUsage=clientAuth\n");
         for (String[] leaf : new String[][] {{"server", "/CN=127.0.0.1"}, {"client", "/CN=fenceline-client"}}) {
-            run(dir, o, "req", "-newkey", "rsa:2048", "-nodes", "-keyout", leaf[0] + ".key", "-out", leaf[0] + ".csr",
-                    "-subj", leaf[1]);
-            run(dir, o, "x509", "-req", "-in", leaf[0] + ".csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
-                    "-out", leaf[0] + ".crt", "-days", days, "-extfile", leaf[0] + ".ext");
+            run(
+                    dir,
+                    o,
+                    "req",
+                    "-newkey",
+                    "rsa:2048",
+                    "-nodes",
+                    "-keyout",
+                    leaf[0] + ".key",
+                    "-out",
+                    leaf[0] + ".csr",
+                    "-subj",
+                    leaf[1]);
+            run(
+                    dir,
+                    o,
+                    "x509",
+                    "-req",
+                    "-in",
+                    leaf[0] + ".csr",
+                    "-CA",
+                    "ca.crt",
+                    "-CAkey",
+                    "ca.key",
+                    "-CAcreateserial",
+                    "-out",
+                    leaf[0] + ".crt",
+                    "-days",
+                    days,
+                    "-extfile",
+                    leaf[0] + ".ext");
         }
         // the same client key in a certificate whose validity ended in 2020: `openssl ca` takes explicit dates
-        write(dir.resolve("ca.cnf"), "[ca]\ndefault_ca=test_ca\n[test_ca]\ndatabase=index.txt\nnew_certs_dir=.\n"
-                + "serial=serial\ndefault_md=sha256\npolicy=any\n[any]\ncommonName=supplied\n"
-                + "[client_ext]\nextendedKeyUsage=clientAuth\n");
+        write(
+                dir.resolve("ca.cnf"),
+                "[ca]\ndefault_ca=test_ca\n[test_ca]\ndatabase=index.txt\nnew_certs_dir=.\n"
+                        + "serial=serial\ndefault_md=sha256\npolicy=any\n[any]\ncommonName=supplied\n"
+                        + "[client_ext]\nextendedKeyUsage=clientAuth\n");
         write(dir.resolve("index.txt"), "");
         write(dir.resolve("serial"), "1000\n");
-        run(dir, o, "ca", "-batch", "-config", "ca.cnf", "-cert", "ca.crt", "-keyfile", "ca.key", "-in", "client.csr",
-                "-out", "expired-client.crt", "-startdate", "20200101000000Z", "-enddate", "20200102000000Z",
-                "-extensions", "client_ext", "-notext");
+        run(
+                dir,
+                o,
+                "ca",
+                "-batch",
+                "-config",
+                "ca.cnf",
+                "-cert",
+                "ca.crt",
+                "-keyfile",
+                "ca.key",
+                "-in",
+                "client.csr",
+                "-out",
+                "expired-client.crt",
+                "-startdate",
+                "20200101000000Z",
+                "-enddate",
+                "20200102000000Z",
+                "-extensions",
+                "client_ext",
+                "-notext");
         // Java's PEM reader (netty) wants PKCS#8 keys
         run(dir, o, "pkcs8", "-topk8", "-nocrypt", "-in", "client.key", "-out", "client.pk8.key");
     }
@@ -135,8 +239,12 @@ public final class SecureEtcd implements AutoCloseable {
     }
 
     private List<String> ctlArgs(Path etcdctl, String... args) {
-        List<String> cmd = new ArrayList<>(List.of(etcdctl.toString(), "--endpoints=" + endpoint(),
-                "--cacert=" + caFile(), "--cert=" + clientCertFile(), "--key=" + dir.resolve("client.key"),
+        List<String> cmd = new ArrayList<>(List.of(
+                etcdctl.toString(),
+                "--endpoints=" + endpoint(),
+                "--cacert=" + caFile(),
+                "--cert=" + clientCertFile(),
+                "--key=" + dir.resolve("client.key"),
                 "--user=root:" + ROOT_PASSWORD));
         cmd.addAll(List.of(args));
         return cmd;

@@ -25,10 +25,11 @@ final class TestcontainersBackend implements PostgresServer.Backend {
                     + "leave fenceline.postgres unset to use local PostgreSQL processes");
         }
         var c = new org.testcontainers.postgresql.PostgreSQLContainer("postgres:15")
-                .withUsername("postgres").withPassword("postgres")
+                .withUsername("postgres")
+                .withPassword("postgres")
                 .withEnv("POSTGRES_HOST_AUTH_METHOD", "trust")
-                .withCommand("postgres", "-c", "fsync=" + (options.durable() ? "on" : "off"),
-                        "-c", "max_connections=200");
+                .withCommand(
+                        "postgres", "-c", "fsync=" + (options.durable() ? "on" : "off"), "-c", "max_connections=200");
         c.start();
         return new TestcontainersBackend(c);
     }

@@ -38,8 +38,8 @@ final class ZonkyBackend implements PostgresServer.Backend {
                     .start();
             return new ZonkyBackend(pg, workDir, watchPostmaster(workDir.resolve("data")));
         } catch (IOException e) {
-            throw new InfrastructureException("Zonky embedded PostgreSQL did not start on 127.0.0.1:" + port + ": "
-                    + e.getMessage(), e);
+            throw new InfrastructureException(
+                    "Zonky embedded PostgreSQL did not start on 127.0.0.1:" + port + ": " + e.getMessage(), e);
         }
     }
 

@@ -24,8 +24,11 @@ class EnsureEtcdScriptIT {
         try {
             Files.copy(script, copy, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
             Files.setPosixFilePermissions(copy, PosixFilePermissions.fromString("rwxr-xr-x"));
-            Processes.Result r = Processes.run(List.of("runuser", "-u", "nobody", "--", "env", "PATH=/nonexistent",
-                    "/bin/bash", copy.toString()), Duration.ofSeconds(30), Path.of("/tmp"), Map.of());
+            Processes.Result r = Processes.run(
+                    List.of("runuser", "-u", "nobody", "--", "env", "PATH=/nonexistent", "/bin/bash", copy.toString()),
+                    Duration.ofSeconds(30),
+                    Path.of("/tmp"),
+                    Map.of());
             assertThat(r.exitCode()).as(r.stderr()).isEqualTo(1);
             assertThat(r.stderr())
                     .contains("not installed and this is not root")

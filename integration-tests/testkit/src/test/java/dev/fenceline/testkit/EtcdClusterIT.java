@@ -27,8 +27,12 @@ class EtcdClusterIT {
     void clusterElectsARaftLeader(EtcdCluster cluster) {
         String status = cluster.etcdctl("endpoint", "status", "-w", "json");
         // Every member reports the same, non-zero leader id.
-        var leaders = java.util.regex.Pattern.compile("\"leader\":(\\d+)").matcher(status).results()
-                .map(m -> m.group(1)).distinct().toList();
+        var leaders = java.util.regex.Pattern.compile("\"leader\":(\\d+)")
+                .matcher(status)
+                .results()
+                .map(m -> m.group(1))
+                .distinct()
+                .toList();
         assertThat(leaders).hasSize(1);
         assertThat(leaders.get(0)).isNotEqualTo("0");
         assertThat(cluster.endpoints()).hasSize(3).allMatch(e -> e.startsWith("http://127.0.0.1:"));
@@ -43,12 +47,16 @@ class EtcdClusterIT {
             // If the victim was the Raft leader the survivors elect a new one first; the claim is that the
             // cluster then keeps accepting writes, not that no election ever happens.
             cluster.awaitHealthy(Duration.ofSeconds(30));
-            String survivors = cluster.member(0).clientEndpoint() + "," + cluster.member(1).clientEndpoint();
-            Processes.Result put = cluster.etcdctlResult(survivors, Duration.ofSeconds(20),
-                    "--command-timeout=5s", "put", "/testkit/one-down", "ok");
+            String survivors =
+                    cluster.member(0).clientEndpoint() + "," + cluster.member(1).clientEndpoint();
+            Processes.Result put = cluster.etcdctlResult(
+                    survivors, Duration.ofSeconds(20), "--command-timeout=5s", "put", "/testkit/one-down", "ok");
             assertThat(put.ok()).as(put.stderr()).isTrue();
-            assertThat(cluster.etcdctlResult(survivors, Duration.ofSeconds(20), "get", "/testkit/one-down",
-                    "--print-value-only").stdout().strip()).isEqualTo("ok");
+            assertThat(cluster.etcdctlResult(
+                                    survivors, Duration.ofSeconds(20), "get", "/testkit/one-down", "--print-value-only")
+                            .stdout()
+                            .strip())
+                    .isEqualTo("ok");
         } finally {
             victim.restart();
             cluster.awaitHealthy(Duration.ofSeconds(30));
@@ -62,11 +70,18 @@ class EtcdClusterIT {
         cluster.member(2).pause();
         try {
             long start = System.nanoTime();
-            Processes.Result put = cluster.etcdctlResult(cluster.member(0).clientEndpoint(), Duration.ofSeconds(30),
-                    "--command-timeout=" + NO_QUORUM_WRITE_BOUND.toSeconds() + "s", "put", "/testkit/no-quorum", "x");
+            Processes.Result put = cluster.etcdctlResult(
+                    cluster.member(0).clientEndpoint(),
+                    Duration.ofSeconds(30),
+                    "--command-timeout=" + NO_QUORUM_WRITE_BOUND.toSeconds() + "s",
+                    "put",
+                    "/testkit/no-quorum",
+                    "x");
             long tookMs = (System.nanoTime() - start) / 1_000_000;
             assertThat(put.ok()).as("a write without quorum must not succeed").isFalse();
-            System.out.printf("write without quorum failed after %d ms: %s%n", tookMs, put.stderr().strip());
+            System.out.printf(
+                    "write without quorum failed after %d ms: %s%n",
+                    tookMs, put.stderr().strip());
         } finally {
             cluster.member(1).resume();
             cluster.member(2).resume();
@@ -74,8 +89,10 @@ class EtcdClusterIT {
         cluster.awaitHealthy(Duration.ofSeconds(30));
         // Outcome unknown is real: the leader may have appended the entry and commit it once the followers
         // resume, so a write that failed for the client can still appear. Callers must re-read, never assume.
-        String after = cluster.etcdctl("get", "/testkit/no-quorum", "--print-value-only").strip();
-        System.out.println("after recovery the refused write is " + (after.isEmpty() ? "absent" : "present (committed late)"));
+        String after = cluster.etcdctl("get", "/testkit/no-quorum", "--print-value-only")
+                .strip();
+        System.out.println(
+                "after recovery the refused write is " + (after.isEmpty() ? "absent" : "present (committed late)"));
     }
 
     @Test
@@ -86,8 +103,8 @@ class EtcdClusterIT {
         m.wipe();
         cluster.rejoin(m);
         cluster.etcdctl("put", "/testkit/after-rejoin", "yes");
-        Processes.Result get = cluster.etcdctlResult(m.clientEndpoint(), Duration.ofSeconds(20), "get",
-                "/testkit/after-rejoin", "--print-value-only");
+        Processes.Result get = cluster.etcdctlResult(
+                m.clientEndpoint(), Duration.ofSeconds(20), "get", "/testkit/after-rejoin", "--print-value-only");
         assertThat(get.stdout().strip()).isEqualTo("yes");
     }
 

@@ -33,20 +33,31 @@ class NativeGuardLibraryPathIT {
             }
             Assumptions.assumeTrue(false, why);
         }
-        try (PostgresServer server = PostgresServer.start(PostgresServer.Options.defaults().backend("local"))) {
+        try (PostgresServer server =
+                PostgresServer.start(PostgresServer.Options.defaults().backend("local"))) {
             Path copy = server.nativeGuardLibrary();
-            assertThat(copy).as("the server's copy of %s (built for PostgreSQL %s, marker %s)", built,
-                    NativeGuard.builtForMajor(built), NativeGuard.majorMarker(built)).isNotNull();
-            assertThat(Files.mismatch(copy, built)).as("the copy is byte for byte the built library").isEqualTo(-1L);
+            assertThat(copy)
+                    .as(
+                            "the server's copy of %s (built for PostgreSQL %s, marker %s)",
+                            built, NativeGuard.builtForMajor(built), NativeGuard.majorMarker(built))
+                    .isNotNull();
+            assertThat(Files.mismatch(copy, built))
+                    .as("the copy is byte for byte the built library")
+                    .isEqualTo(-1L);
             assertThat(copy.getFileName().toString()).isEqualTo(NativeGuard.LIBRARY + ".so");
 
             try (TestDatabase db = server.createDatabase("native_guard_path");
-                 Connection c = server.superuserConnection(db.name()); Statement s = c.createStatement()) {
+                    Connection c = server.superuserConnection(db.name());
+                    Statement s = c.createStatement()) {
                 String path = text(s, "SELECT setting FROM pg_settings WHERE name = 'dynamic_library_path'");
-                assertThat(Arrays.asList(path.split(":"))).as("dynamic_library_path")
-                        .startsWith(copy.getParent().toString()).contains("$libdir");
+                assertThat(Arrays.asList(path.split(":")))
+                        .as("dynamic_library_path")
+                        .startsWith(copy.getParent().toString())
+                        .contains("$libdir");
                 String libdir = text(s, "SELECT setting FROM pg_config WHERE name = 'PKGLIBDIR'");
-                assertThat(copy.startsWith(Path.of(libdir))).as("copy %s outside libdir %s", copy, libdir).isFalse();
+                assertThat(copy.startsWith(Path.of(libdir)))
+                        .as("copy %s outside libdir %s", copy, libdir)
+                        .isFalse();
 
                 // By absolute path: the copy itself is a loadable library for this server.
                 s.execute("CREATE FUNCTION pg_temp.guard_by_path() RETURNS trigger LANGUAGE c AS '" + copy
@@ -57,7 +68,8 @@ class NativeGuardLibraryPathIT {
 
             // By bare name, as the V5 migration and fencing.use_native_guard() do, in a fresh backend.
             try (TestDatabase db = server.createDatabase("native_guard_name");
-                 Connection c = server.superuserConnection(db.name()); Statement s = c.createStatement()) {
+                    Connection c = server.superuserConnection(db.name());
+                    Statement s = c.createStatement()) {
                 s.execute("CREATE FUNCTION pg_temp.guard_by_name() RETURNS trigger LANGUAGE c AS '"
                         + NativeGuard.LIBRARY + "', 'fenceline_guard'");
                 assertThat(text(s, "SELECT probin FROM pg_proc WHERE proname = 'guard_by_name'"))
@@ -68,8 +80,10 @@ class NativeGuardLibraryPathIT {
                 List<String> mapped = Files.readAllLines(maps).stream()
                         .filter(l -> l.contains(NativeGuard.LIBRARY + ".so"))
                         .map(l -> l.substring(l.indexOf('/')))
-                        .distinct().toList();
-                assertThat(mapped).as("files named %s.so mapped by backend %d", NativeGuard.LIBRARY, backendPid)
+                        .distinct()
+                        .toList();
+                assertThat(mapped)
+                        .as("files named %s.so mapped by backend %d", NativeGuard.LIBRARY, backendPid)
                         .containsExactly(copy.toString());
                 assertThat(NativeGuard.loads(db)).isTrue();
             }

@@ -34,8 +34,8 @@ class PgBouncerIT {
     @Test
     void twoClientsInTransactionModeShareOneServerSessionAndItsSessionState(TestDatabase db) throws Exception {
         try (PgBouncer bouncer = PgBouncer.start(db.server(), oneServerSession());
-             Connection a = bouncer.connection(db.name());
-             Connection b = bouncer.connection(db.name())) {
+                Connection a = bouncer.connection(db.name());
+                Connection b = bouncer.connection(db.name())) {
             long pidA = backendPidInTransaction(a);
             long pidB = backendPidInTransaction(b);
             assertThat(pidB).as("server backend of client b, pool size 1").isEqualTo(pidA);
@@ -58,37 +58,43 @@ class PgBouncerIT {
     void settingInOptionsStartupParameterIsAcceptedButDoesNotReachTheServer(TestDatabase db) throws Exception {
         String options = "&options=-c%20statement_timeout%3D1234";
         // Direct to PostgreSQL the same parameter works: the setting itself is valid.
-        try (Connection direct = DriverManager.getConnection(db.jdbcUrl() + "?" + options.substring(1), db.user(),
-                null)) {
-            assertThat(query(direct, "select current_setting('statement_timeout')")).isEqualTo("1234ms");
+        try (Connection direct =
+                DriverManager.getConnection(db.jdbcUrl() + "?" + options.substring(1), db.user(), null)) {
+            assertThat(query(direct, "select current_setting('statement_timeout')"))
+                    .isEqualTo("1234ms");
         }
         try (PgBouncer bouncer = PgBouncer.start(db.server(), PgBouncer.Options.defaults());
-             Connection pooled = DriverManager.getConnection(bouncer.jdbcUrl(db.name()) + options, bouncer.user(),
-                     bouncer.password())) {
+                Connection pooled = DriverManager.getConnection(
+                        bouncer.jdbcUrl(db.name()) + options, bouncer.user(), bouncer.password())) {
             assertThat(query(pooled, "select 1")).isEqualTo("1");
             // The trap: PgBouncer drops the ignored startup parameter, so the server runs with its default.
-            assertThat(query(pooled, "select current_setting('statement_timeout')")).isEqualTo("0");
+            assertThat(query(pooled, "select current_setting('statement_timeout')"))
+                    .isEqualTo("0");
         }
     }
 
     @Test
     void transactionScopedSettingsTakeEffectInTheirTransactionOnly(TestDatabase db) throws Exception {
         try (PgBouncer bouncer = PgBouncer.start(db.server(), oneServerSession());
-             Connection a = bouncer.connection(db.name());
-             Connection b = bouncer.connection(db.name())) {
+                Connection a = bouncer.connection(db.name());
+                Connection b = bouncer.connection(db.name())) {
             a.setAutoCommit(false);
             long pidA;
             try (Statement s = a.createStatement()) {
                 s.execute("SET LOCAL statement_timeout = '2345ms'");
                 s.execute("select set_config('fenceline.term', '7', true)");
-                assertThat(query(a, "select current_setting('statement_timeout')")).isEqualTo("2345ms");
+                assertThat(query(a, "select current_setting('statement_timeout')"))
+                        .isEqualTo("2345ms");
                 assertThat(query(a, "select current_setting('fenceline.term')")).isEqualTo("7");
                 pidA = Long.parseLong(query(a, "select pg_backend_pid()"));
             }
             a.commit();
-            assertThat(backendPidInTransaction(b)).as("b runs on a's server session").isEqualTo(pidA);
+            assertThat(backendPidInTransaction(b))
+                    .as("b runs on a's server session")
+                    .isEqualTo(pidA);
             assertThat(query(b, "select current_setting('statement_timeout')")).isEqualTo("0");
-            assertThat(query(b, "select current_setting('fenceline.term', true)")).isNullOrEmpty();
+            assertThat(query(b, "select current_setting('fenceline.term', true)"))
+                    .isNullOrEmpty();
         }
     }
 
@@ -101,7 +107,9 @@ class PgBouncerIT {
         assertThat(folder.resolve("pgbouncer.ini")).exists();
         assertThat(query(bouncer.connection(db.name()), "select 1")).isEqualTo("1");
         bouncer.close();
-        assertThat(Processes.isAlive(pid)).as("pgbouncer pid " + pid + " after close").isFalse();
+        assertThat(Processes.isAlive(pid))
+                .as("pgbouncer pid " + pid + " after close")
+                .isFalse();
         assertThat(Files.exists(folder)).as(folder + " after close").isFalse();
         assertThatThrownBy(() -> bouncer.connection(db.name())).isInstanceOf(SQLException.class);
     }
@@ -109,10 +117,12 @@ class PgBouncerIT {
     @Test
     void frozenPoolerHoldsQueriesUntilResumed(TestDatabase db) throws Exception {
         try (PgBouncer bouncer = PgBouncer.start(db.server(), PgBouncer.Options.defaults());
-             Connection c = bouncer.connection(db.name())) {
+                Connection c = bouncer.connection(db.name())) {
             assertThat(query(c, "select 1")).isEqualTo("1");
             bouncer.pause();
-            assertThat(processState(bouncer.pid())).as("state of pid %d after pause()", bouncer.pid()).isEqualTo("T");
+            assertThat(processState(bouncer.pid()))
+                    .as("state of pid %d after pause()", bouncer.pid())
+                    .isEqualTo("T");
             CompletableFuture<String> held = CompletableFuture.supplyAsync(() -> {
                 try {
                     return query(c, "select 'after resume'");
@@ -136,7 +146,9 @@ class PgBouncerIT {
                 assertThat(query(old, "select 1")).isEqualTo("1");
                 bouncer.pause(); // restart must work from the frozen state as well
                 bouncer.restart();
-                assertThat(Processes.isAlive(oldPid)).as("old pgbouncer pid " + oldPid).isFalse();
+                assertThat(Processes.isAlive(oldPid))
+                        .as("old pgbouncer pid " + oldPid)
+                        .isFalse();
                 assertThat(bouncer.pid()).isNotEqualTo(oldPid);
                 assertThat(bouncer.port()).isEqualTo(port);
                 assertThatThrownBy(() -> query(old, "select 1")).isInstanceOf(SQLException.class);
@@ -152,11 +164,12 @@ class PgBouncerIT {
     @Test
     void killedServerSessionsAreReplacedWhileClientsStayConnected(TestDatabase db) throws Exception {
         try (PgBouncer bouncer = PgBouncer.start(db.server(), oneServerSession());
-             Connection c = bouncer.connection(db.name())) {
+                Connection c = bouncer.connection(db.name())) {
             long before = backendPidInTransaction(c);
             assertThat(bouncer.killServerConnections(db.name())).isEqualTo(1);
             try (Connection direct = db.server().superuserConnection("postgres")) {
-                assertThat(query(direct, "select count(*) from pg_stat_activity where pid = " + before)).isEqualTo("0");
+                assertThat(query(direct, "select count(*) from pg_stat_activity where pid = " + before))
+                        .isEqualTo("0");
             }
             long after = backendPidInTransaction(c);
             assertThat(after).isNotEqualTo(before);
@@ -165,30 +178,34 @@ class PgBouncerIT {
 
     @Test
     void anyServerRoleLogsInWithTrustAndPasswordsAreCheckedOtherwise(TestDatabase db) throws Exception {
-        try (Connection direct = db.dataSource().getConnection(); Statement s = direct.createStatement()) {
+        try (Connection direct = db.dataSource().getConnection();
+                Statement s = direct.createStatement()) {
             s.execute("DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'bouncer_app') "
                     + "THEN CREATE ROLE bouncer_app LOGIN; END IF; END $$");
         }
         try (PgBouncer bouncer = PgBouncer.start(db.server(), PgBouncer.Options.defaults());
-             Connection app = DriverManager.getConnection(bouncer.jdbcUrl(db.name()), "bouncer_app", null)) {
+                Connection app = DriverManager.getConnection(bouncer.jdbcUrl(db.name()), "bouncer_app", null)) {
             assertThat(query(app, "select current_user")).isEqualTo("bouncer_app");
         }
-        PgBouncer.Options scram = PgBouncer.Options.defaults().authType("scram-sha-256").password("s3cret");
+        PgBouncer.Options scram =
+                PgBouncer.Options.defaults().authType("scram-sha-256").password("s3cret");
         try (PgBouncer bouncer = PgBouncer.start(db.server(), scram)) {
             assertThat(bouncer.password()).isEqualTo("s3cret");
             try (Connection c = bouncer.connection(db.name())) {
                 assertThat(query(c, "select current_user")).isEqualTo("postgres");
             }
             assertThatThrownBy(() -> DriverManager.getConnection(bouncer.jdbcUrl(db.name()), "postgres", "wrong"))
-                    .isInstanceOf(SQLException.class).hasMessageContaining("authentication failed");
+                    .isInstanceOf(SQLException.class)
+                    .hasMessageContaining("authentication failed");
         }
     }
 
     @Test
     void sessionModeKeepsSessionStateWithItsClient(TestDatabase db) throws Exception {
-        try (PgBouncer bouncer = PgBouncer.start(db.server(), PgBouncer.Options.defaults().poolMode("session"));
-             Connection a = bouncer.connection(db.name());
-             Connection b = bouncer.connection(db.name())) {
+        try (PgBouncer bouncer = PgBouncer.start(
+                        db.server(), PgBouncer.Options.defaults().poolMode("session"));
+                Connection a = bouncer.connection(db.name());
+                Connection b = bouncer.connection(db.name())) {
             try (Statement s = a.createStatement()) {
                 s.execute("SET statement_timeout = '3456ms'");
             }
@@ -216,11 +233,18 @@ class PgBouncerIT {
     void poolerOfAKilledJvmIsReapedWithItsFolder() throws Exception {
         Path report = Files.createTempFile("pgbouncer-child-", ".txt");
         String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        Process child = new ProcessBuilder(javaBin, "-cp", System.getProperty("java.class.path"),
-                PgBouncerChild.class.getName(), report.toString())
-                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        Process child = new ProcessBuilder(
+                        javaBin,
+                        "-cp",
+                        System.getProperty("java.class.path"),
+                        PgBouncerChild.class.getName(),
+                        report.toString())
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .start();
         try {
-            await().atMost(Duration.ofSeconds(90)).until(() -> Files.readString(report).contains("ready"));
+            await().atMost(Duration.ofSeconds(90))
+                    .until(() -> Files.readString(report).contains("ready"));
             List<String> lines = Files.readAllLines(report);
             long pid = Long.parseLong(lines.get(0));
             Path folder = Path.of(lines.get(1));
@@ -255,7 +279,8 @@ class PgBouncerIT {
     }
 
     private static String query(Connection c, String sql) throws SQLException {
-        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+        try (Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery(sql)) {
             assertThat(rs.next()).as("a row from: " + sql).isTrue();
             return rs.getString(1);
         }

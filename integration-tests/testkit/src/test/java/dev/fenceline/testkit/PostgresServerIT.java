@@ -19,8 +19,9 @@ class PostgresServerIT {
     @Test
     void freshDatabaseAnswersSelectOneOnLoopback(TestDatabase db) throws Exception {
         assertThat(db.jdbcUrl()).startsWith("jdbc:postgresql://127.0.0.1:");
-        try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery("select 1, current_database(), inet_server_addr()::text")) {
+        try (Connection c = db.dataSource().getConnection();
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("select 1, current_database(), inet_server_addr()::text")) {
             assertThat(rs.next()).isTrue();
             assertThat(rs.getInt(1)).isEqualTo(1);
             assertThat(rs.getString(2)).isEqualTo(db.name());
@@ -35,8 +36,10 @@ class PostgresServerIT {
             assertThat(c.isValid(2)).isTrue();
         }
         extra.close();
-        try (Connection c = server.superuserConnection("postgres"); Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery("select count(*) from pg_database where datname = '" + extra.name() + "'")) {
+        try (Connection c = server.superuserConnection("postgres");
+                Statement s = c.createStatement();
+                ResultSet rs =
+                        s.executeQuery("select count(*) from pg_database where datname = '" + extra.name() + "'")) {
             rs.next();
             assertThat(rs.getInt(1)).isZero();
         }
@@ -47,7 +50,8 @@ class PostgresServerIT {
         try (ServerSocket taken = new ServerSocket()) {
             taken.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
             int port = taken.getLocalPort();
-            assertThatThrownBy(() -> PostgresServer.start(PostgresServer.Options.defaults().backend("local").port(port)))
+            assertThatThrownBy(() -> PostgresServer.start(
+                            PostgresServer.Options.defaults().backend("local").port(port)))
                     .isInstanceOf(InfrastructureException.class)
                     .hasMessageContaining("port " + port)
                     .hasMessageContaining("already in use");
@@ -61,7 +65,8 @@ class PostgresServerIT {
         System.setProperty("fenceline.pg.bindir", "/nonexistent/postgres/bin");
         System.setProperty("fenceline.zonky", "false");
         try {
-            assertThatThrownBy(() -> PostgresServer.start(PostgresServer.Options.defaults().backend("auto")))
+            assertThatThrownBy(() -> PostgresServer.start(
+                            PostgresServer.Options.defaults().backend("auto")))
                     .isInstanceOf(InfrastructureException.class)
                     .hasMessageContaining("No PostgreSQL available")
                     .hasMessageContaining("/nonexistent/postgres/bin")

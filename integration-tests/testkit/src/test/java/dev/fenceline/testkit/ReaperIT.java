@@ -16,13 +16,22 @@ class ReaperIT {
     void serversOfAKilledJvmAreReaped() throws Exception {
         Path pidFile = Files.createTempFile("reaper-child-", ".pids");
         String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        Process child = new ProcessBuilder(javaBin, "-cp", System.getProperty("java.class.path"),
-                ReaperChild.class.getName(), pidFile.toString())
-                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        Process child = new ProcessBuilder(
+                        javaBin,
+                        "-cp",
+                        System.getProperty("java.class.path"),
+                        ReaperChild.class.getName(),
+                        pidFile.toString())
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .start();
         try {
-            await().atMost(Duration.ofSeconds(90)).until(() -> Files.readString(pidFile).contains("ready"));
-            List<Long> pids = Files.readAllLines(pidFile).stream().filter(l -> l.matches("\\d+"))
-                    .map(Long::parseLong).toList();
+            await().atMost(Duration.ofSeconds(90))
+                    .until(() -> Files.readString(pidFile).contains("ready"));
+            List<Long> pids = Files.readAllLines(pidFile).stream()
+                    .filter(l -> l.matches("\\d+"))
+                    .map(Long::parseLong)
+                    .toList();
             assertThat(pids).hasSize(4); // postmaster + 3 etcd members
             assertThat(pids).allMatch(Processes::isAlive);
             child.destroyForcibly(); // SIGKILL: no shutdown hooks run
@@ -37,8 +46,8 @@ class ReaperIT {
     public static final class ReaperChild {
         public static void main(String[] args) throws Exception {
             PostgresServer pg = PostgresServer.start(PostgresServer.Options.defaults());
-            EtcdCluster etcd = EtcdCluster.start(EtcdCluster.Options.defaults()
-                    .dataRoot(Path.of(System.getProperty("java.io.tmpdir"))));
+            EtcdCluster etcd = EtcdCluster.start(
+                    EtcdCluster.Options.defaults().dataRoot(Path.of(System.getProperty("java.io.tmpdir"))));
             StringBuilder sb = new StringBuilder();
             sb.append(pg.pid()).append('\n');
             for (EtcdMember m : etcd.members()) {

@@ -13,21 +13,41 @@ import javax.sql.DataSource;
 
 /** The DBA reports behind {@code fenceline audit}. Column names are part of the documented output. */
 public final class AuditReports {
-    public static final List<String> REJECTED_COLUMNS = List.of("id", "rejected_at", "resource", "offered_term",
-            "highest_accepted", "leader_id", "reason", "source", "table_name", "operation", "business_key", "db_user",
+    public static final List<String> REJECTED_COLUMNS = List.of(
+            "id",
+            "rejected_at",
+            "resource",
+            "offered_term",
+            "highest_accepted",
+            "leader_id",
+            "reason",
+            "source",
+            "table_name",
+            "operation",
+            "business_key",
+            "db_user",
             "application_name");
-    public static final List<String> TERMS_COLUMNS = List.of("resource", "term", "leader_id", "accepted_at", "batches",
-            "payments", "first_commit", "last_commit", "rejected_writes");
+    public static final List<String> TERMS_COLUMNS = List.of(
+            "resource",
+            "term",
+            "leader_id",
+            "accepted_at",
+            "batches",
+            "payments",
+            "first_commit",
+            "last_commit",
+            "rejected_writes");
 
-    private AuditReports() {
-    }
+    private AuditReports() {}
 
     /** Rejected writes of a resource, oldest first, optionally only those at or after {@code since}. */
     public static Table rejected(DataSource ds, String resource, Instant since) throws SQLException {
-        String sql = "SELECT id, rejected_at, resource, offered_term, highest_accepted, leader_id, reason, source, table_name, operation, "
-                + "business_key, db_user, application_name FROM fencing.rejected_write WHERE resource = ? "
-                + (since != null ? "AND rejected_at >= ? " : "") + "ORDER BY rejected_at, id";
-        try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+        String sql =
+                "SELECT id, rejected_at, resource, offered_term, highest_accepted, leader_id, reason, source, table_name, operation, "
+                        + "business_key, db_user, application_name FROM fencing.rejected_write WHERE resource = ? "
+                        + (since != null ? "AND rejected_at >= ? " : "") + "ORDER BY rejected_at, id";
+        try (Connection c = ds.getConnection();
+                PreparedStatement ps = c.prepareStatement(sql)) {
             ps.setString(1, resource);
             if (since != null) {
                 ps.setTimestamp(2, Timestamp.from(since));
@@ -46,7 +66,8 @@ public final class AuditReports {
                 + "LEFT JOIN (SELECT offered_term, count(*) AS rejected FROM fencing.rejected_write WHERE resource = ? "
                 + "           GROUP BY offered_term) r ON r.offered_term = h.term "
                 + "WHERE h.resource = ? ORDER BY h.term, h.accepted_at";
-        try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+        try (Connection c = ds.getConnection();
+                PreparedStatement ps = c.prepareStatement(sql)) {
             ps.setString(1, resource);
             ps.setString(2, resource);
             return read(ps, TERMS_COLUMNS);
@@ -67,7 +88,10 @@ public final class AuditReports {
                         o = odt.toInstant().toString();
                     } else if (o instanceof java.math.BigDecimal bd) {
                         o = bd.longValueExact();
-                    } else if (o != null && !(o instanceof Number) && !(o instanceof String) && !(o instanceof Boolean)) {
+                    } else if (o != null
+                            && !(o instanceof Number)
+                            && !(o instanceof String)
+                            && !(o instanceof Boolean)) {
                         o = o.toString();
                     }
                     r.add(o);

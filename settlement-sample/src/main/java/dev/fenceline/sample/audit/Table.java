@@ -19,13 +19,16 @@ public record Table(List<String> columns, List<List<Object>> rows) {
     private static final ObjectMapper JSON = new ObjectMapper().disable(SerializationFeature.FAIL_ON_EMPTY_BEANS);
 
     public enum Format {
-        TABLE, JSON, CSV;
+        TABLE,
+        JSON,
+        CSV;
 
         public static Format parse(String s) {
             try {
                 return valueOf(s.trim().toUpperCase(Locale.ROOT));
             } catch (RuntimeException e) {
-                throw new dev.fenceline.sample.cli.BadInputException("--format must be one of table, json, csv (got '" + s + "')");
+                throw new dev.fenceline.sample.cli.BadInputException(
+                        "--format must be one of table, json, csv (got '" + s + "')");
             }
         }
     }
@@ -63,7 +66,10 @@ public record Table(List<String> columns, List<List<Object>> rows) {
         for (String[] c : cells) {
             line(sb, c, w);
         }
-        sb.append("(").append(rows.size()).append(rows.size() == 1 ? " row)" : " rows)").append('\n');
+        sb.append("(")
+                .append(rows.size())
+                .append(rows.size() == 1 ? " row)" : " rows)")
+                .append('\n');
         return sb.toString();
     }
 
@@ -93,7 +99,8 @@ public record Table(List<String> columns, List<List<Object>> rows) {
 
     public String csv() {
         StringBuilder sb = new StringBuilder();
-        sb.append(String.join(",", columns.stream().map(Table::csvField).toList())).append('\n');
+        sb.append(String.join(",", columns.stream().map(Table::csvField).toList()))
+                .append('\n');
         for (List<Object> r : rows) {
             List<String> f = new ArrayList<>();
             for (Object o : r) {

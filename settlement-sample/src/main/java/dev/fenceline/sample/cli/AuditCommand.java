@@ -14,7 +14,10 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
-@Command(name = "audit", mixinStandardHelpOptions = true, description = "DBA reports from the audit and history tables.",
+@Command(
+        name = "audit",
+        mixinStandardHelpOptions = true,
+        description = "DBA reports from the audit and history tables.",
         subcommands = {AuditCommand.Rejected.class, AuditCommand.Terms.class})
 final class AuditCommand implements Runnable {
     @CommandLine.Spec
@@ -42,20 +45,31 @@ final class AuditCommand implements Runnable {
         try {
             return LocalDate.parse(s).atStartOfDay().toInstant(ZoneOffset.UTC);
         } catch (DateTimeParseException e) {
-            throw new BadInputException("--since must be an ISO-8601 instant or date, e.g. 2026-11-30T17:00:00Z or 2026-11-30 (got '" + s + "')");
+            throw new BadInputException(
+                    "--since must be an ISO-8601 instant or date, e.g. 2026-11-30T17:00:00Z or 2026-11-30 (got '" + s
+                            + "')");
         }
     }
 
-    @Command(name = "rejected", mixinStandardHelpOptions = true,
+    @Command(
+            name = "rejected",
+            mixinStandardHelpOptions = true,
             description = "Rejected (stale or term-less) writes recorded in fencing.rejected_write, oldest first.")
     static final class Rejected implements Callable<Integer> {
         @Mixin
         CommonOptions common;
 
-        @Option(names = "--since", paramLabel = "ISO-8601", description = "Only rejections at or after this instant (UTC date allowed).")
+        @Option(
+                names = "--since",
+                paramLabel = "ISO-8601",
+                description = "Only rejections at or after this instant (UTC date allowed).")
         String since;
 
-        @Option(names = "--format", paramLabel = "FORMAT", defaultValue = "table", description = "table, json or csv (default ${DEFAULT-VALUE}).")
+        @Option(
+                names = "--format",
+                paramLabel = "FORMAT",
+                defaultValue = "table",
+                description = "table, json or csv (default ${DEFAULT-VALUE}).")
         String format;
 
         @Override
@@ -65,19 +79,27 @@ final class AuditCommand implements Runnable {
             common.validateDatabaseOptions();
             try (SampleDatabase db = common.openDatabase("fenceline-audit", 2)) {
                 Preconditions.requireKnownElection(db, common.election());
-                System.out.print(AuditReports.rejected(db.dataSource(), common.election(), s).render(f));
+                System.out.print(AuditReports.rejected(db.dataSource(), common.election(), s)
+                        .render(f));
             }
             return FencelineCli.EXIT_OK;
         }
     }
 
-    @Command(name = "terms", mixinStandardHelpOptions = true,
-            description = "Every term accepted by the database (fencing.term_history) with the batches it committed and the writes rejected at it.")
+    @Command(
+            name = "terms",
+            mixinStandardHelpOptions = true,
+            description =
+                    "Every term accepted by the database (fencing.term_history) with the batches it committed and the writes rejected at it.")
     static final class Terms implements Callable<Integer> {
         @Mixin
         CommonOptions common;
 
-        @Option(names = "--format", paramLabel = "FORMAT", defaultValue = "table", description = "table, json or csv (default ${DEFAULT-VALUE}).")
+        @Option(
+                names = "--format",
+                paramLabel = "FORMAT",
+                defaultValue = "table",
+                description = "table, json or csv (default ${DEFAULT-VALUE}).")
         String format;
 
         @Override
@@ -87,7 +109,8 @@ final class AuditCommand implements Runnable {
             try (SampleDatabase db = common.openDatabase("fenceline-audit", 2)) {
                 Preconditions.requireKnownElection(db, common.election());
                 Preconditions.requireMigrated(db);
-                System.out.print(AuditReports.terms(db.dataSource(), common.election()).render(f));
+                System.out.print(
+                        AuditReports.terms(db.dataSource(), common.election()).render(f));
             }
             return FencelineCli.EXIT_OK;
         }

@@ -14,48 +14,78 @@ public final class CommonOptions {
     public static final String DEFAULT_ETCD = "http://127.0.0.1:2379";
     public static final String DEFAULT_ELECTION = "settlement";
 
-    @Option(names = "--jdbc-url", paramLabel = "URL",
+    @Option(
+            names = "--jdbc-url",
+            paramLabel = "URL",
             defaultValue = "${env:FENCELINE_JDBC_URL:-" + DEFAULT_JDBC_URL + "}",
             description = "PostgreSQL JDBC URL, direct or through a pooler (behind a transaction-mode pooler such as "
                     + "PgBouncer, add prepareThreshold=0) (env FENCELINE_JDBC_URL; default ${DEFAULT-VALUE}).")
     String jdbcUrl;
 
-    @Option(names = "--db-user", paramLabel = "USER", defaultValue = "${env:FENCELINE_DB_USER}",
+    @Option(
+            names = "--db-user",
+            paramLabel = "USER",
+            defaultValue = "${env:FENCELINE_DB_USER}",
             description = "Database user, if not in the URL (env FENCELINE_DB_USER).")
     String dbUser;
 
-    @Option(names = "--db-password", paramLabel = "PASSWORD", defaultValue = "${env:FENCELINE_DB_PASSWORD}",
+    @Option(
+            names = "--db-password",
+            paramLabel = "PASSWORD",
+            defaultValue = "${env:FENCELINE_DB_PASSWORD}",
             description = "Database password, if any (env FENCELINE_DB_PASSWORD).")
     String dbPassword;
 
-    @Option(names = "--etcd", paramLabel = "ENDPOINTS",
+    @Option(
+            names = "--etcd",
+            paramLabel = "ENDPOINTS",
             defaultValue = "${env:FENCELINE_ETCD:-" + DEFAULT_ETCD + "}",
             description = "etcd client endpoints, comma-separated (env FENCELINE_ETCD; default ${DEFAULT-VALUE}).")
     String etcd;
 
-    @Option(names = "--etcd-ca", paramLabel = "PEM", defaultValue = "${env:FENCELINE_ETCD_CA}",
-            description = "CA bundle that signed the etcd server certificates; needed for https:// endpoints (env FENCELINE_ETCD_CA).")
+    @Option(
+            names = "--etcd-ca",
+            paramLabel = "PEM",
+            defaultValue = "${env:FENCELINE_ETCD_CA}",
+            description =
+                    "CA bundle that signed the etcd server certificates; needed for https:// endpoints (env FENCELINE_ETCD_CA).")
     String etcdCa;
 
-    @Option(names = "--etcd-cert", paramLabel = "PEM", defaultValue = "${env:FENCELINE_ETCD_CERT}",
-            description = "Client certificate for etcd's --client-cert-auth; with --etcd-key (env FENCELINE_ETCD_CERT).")
+    @Option(
+            names = "--etcd-cert",
+            paramLabel = "PEM",
+            defaultValue = "${env:FENCELINE_ETCD_CERT}",
+            description =
+                    "Client certificate for etcd's --client-cert-auth; with --etcd-key (env FENCELINE_ETCD_CERT).")
     String etcdCert;
 
-    @Option(names = "--etcd-key", paramLabel = "PEM", defaultValue = "${env:FENCELINE_ETCD_KEY}",
+    @Option(
+            names = "--etcd-key",
+            paramLabel = "PEM",
+            defaultValue = "${env:FENCELINE_ETCD_KEY}",
             description = "Private key of --etcd-cert, PKCS#8 PEM (env FENCELINE_ETCD_KEY).")
     String etcdKey;
 
-    @Option(names = "--etcd-user", paramLabel = "USER", defaultValue = "${env:FENCELINE_ETCD_USER}",
+    @Option(
+            names = "--etcd-user",
+            paramLabel = "USER",
+            defaultValue = "${env:FENCELINE_ETCD_USER}",
             description = "etcd user (RBAC); with --etcd-password-file (env FENCELINE_ETCD_USER).")
     String etcdUser;
 
-    @Option(names = "--etcd-password-file", paramLabel = "PATH", defaultValue = "${env:FENCELINE_ETCD_PASSWORD_FILE}",
+    @Option(
+            names = "--etcd-password-file",
+            paramLabel = "PATH",
+            defaultValue = "${env:FENCELINE_ETCD_PASSWORD_FILE}",
             description = "File whose first line is the etcd user's password (env FENCELINE_ETCD_PASSWORD_FILE).")
     String etcdPasswordFile;
 
-    @Option(names = "--election", paramLabel = "NAME",
+    @Option(
+            names = "--election",
+            paramLabel = "NAME",
             defaultValue = "${env:FENCELINE_ELECTION:-" + DEFAULT_ELECTION + "}",
-            description = "Election name; it is also the fencing resource (env FENCELINE_ELECTION; default ${DEFAULT-VALUE}).")
+            description =
+                    "Election name; it is also the fencing resource (env FENCELINE_ELECTION; default ${DEFAULT-VALUE}).")
     String election;
 
     public String jdbcUrl() {
@@ -77,13 +107,16 @@ public final class CommonOptions {
      */
     public ElectionConfig electionConfig() {
         List<String> endpoints = etcdEndpoints();
-        ElectionConfig.Builder b = ElectionConfig.builder().endpoints(endpoints).connectTimeout(Duration.ofSeconds(5))
-                .meterRegistry(new SimpleMeterRegistry()).closeOnShutdown(false);
+        ElectionConfig.Builder b = ElectionConfig.builder()
+                .endpoints(endpoints)
+                .connectTimeout(Duration.ofSeconds(5))
+                .meterRegistry(new SimpleMeterRegistry())
+                .closeOnShutdown(false);
         boolean https = endpoints.get(0).startsWith("https://");
         if (present(etcdCa)) {
             if (!https) {
-                throw new BadInputException("--etcd-ca needs https:// endpoints but --etcd is " + String.join(",", endpoints)
-                        + " (env FENCELINE_ETCD_CA)");
+                throw new BadInputException("--etcd-ca needs https:// endpoints but --etcd is "
+                        + String.join(",", endpoints) + " (env FENCELINE_ETCD_CA)");
             }
             b.tlsCaFile(Validation.readableFile("--etcd-ca", "FENCELINE_ETCD_CA", etcdCa));
         } else if (https) {
@@ -91,22 +124,27 @@ public final class CommonOptions {
                     + "server certificates; env FENCELINE_ETCD_CA)");
         }
         if (present(etcdCert) != present(etcdKey)) {
-            throw new BadInputException("--etcd-cert and --etcd-key go together (env FENCELINE_ETCD_CERT, FENCELINE_ETCD_KEY); got "
-                    + (present(etcdCert) ? "--etcd-cert only" : "--etcd-key only"));
+            throw new BadInputException(
+                    "--etcd-cert and --etcd-key go together (env FENCELINE_ETCD_CERT, FENCELINE_ETCD_KEY); got "
+                            + (present(etcdCert) ? "--etcd-cert only" : "--etcd-key only"));
         }
         if (present(etcdCert)) {
             if (!https) {
-                throw new BadInputException("--etcd-cert needs https:// endpoints but --etcd is " + String.join(",", endpoints));
+                throw new BadInputException(
+                        "--etcd-cert needs https:// endpoints but --etcd is " + String.join(",", endpoints));
             }
-            b.tlsClientCert(Validation.readableFile("--etcd-cert", "FENCELINE_ETCD_CERT", etcdCert),
+            b.tlsClientCert(
+                    Validation.readableFile("--etcd-cert", "FENCELINE_ETCD_CERT", etcdCert),
                     Validation.readableFile("--etcd-key", "FENCELINE_ETCD_KEY", etcdKey));
         }
         if (present(etcdUser) != present(etcdPasswordFile)) {
             throw new BadInputException("--etcd-user and --etcd-password-file go together (env FENCELINE_ETCD_USER, "
-                    + "FENCELINE_ETCD_PASSWORD_FILE); got " + (present(etcdUser) ? "--etcd-user only" : "--etcd-password-file only"));
+                    + "FENCELINE_ETCD_PASSWORD_FILE); got "
+                    + (present(etcdUser) ? "--etcd-user only" : "--etcd-password-file only"));
         }
         if (present(etcdUser)) {
-            java.nio.file.Path pw = Validation.readableFile("--etcd-password-file", "FENCELINE_ETCD_PASSWORD_FILE", etcdPasswordFile);
+            java.nio.file.Path pw =
+                    Validation.readableFile("--etcd-password-file", "FENCELINE_ETCD_PASSWORD_FILE", etcdPasswordFile);
             try {
                 b.credentials(etcdUser, ElectionConfig.Builder.readPasswordFile("--etcd-password-file", pw));
             } catch (ElectionException e) {

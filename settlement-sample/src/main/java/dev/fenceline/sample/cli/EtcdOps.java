@@ -15,8 +15,7 @@ import java.util.concurrent.TimeUnit;
 
 /** etcd access for the operator commands (status, resign, pause, resume). */
 final class EtcdOps {
-    private EtcdOps() {
-    }
+    private EtcdOps() {}
 
     static ElectionAdmin admin(CommonOptions common) {
         return ElectionAdmin.connect(common.electionConfig());
@@ -24,12 +23,17 @@ final class EtcdOps {
 
     /** Seconds left on a lease as etcd sees it (-1 if the lease is gone), or null when it cannot be asked. */
     static Long leaseTtlLeftMillis(ElectionConfig cfg, long leaseId) {
-        ClientBuilder b = Client.builder().endpoints(cfg.endpoints().toArray(new String[0])).connectTimeout(Duration.ofSeconds(3));
+        ClientBuilder b = Client.builder()
+                .endpoints(cfg.endpoints().toArray(new String[0]))
+                .connectTimeout(Duration.ofSeconds(3));
         try {
             if (cfg.tls()) {
-                SslContextBuilder ssl = GrpcSslContexts.forClient().trustManager(cfg.tlsCaFile().toFile());
+                SslContextBuilder ssl =
+                        GrpcSslContexts.forClient().trustManager(cfg.tlsCaFile().toFile());
                 if (cfg.tlsClientCertFile() != null) {
-                    ssl.keyManager(cfg.tlsClientCertFile().toFile(), cfg.tlsClientKeyFile().toFile());
+                    ssl.keyManager(
+                            cfg.tlsClientCertFile().toFile(),
+                            cfg.tlsClientKeyFile().toFile());
                 }
                 b.sslContext(ssl.build());
             }
@@ -41,7 +45,8 @@ final class EtcdOps {
             return null;
         }
         try (Client c = b.build()) {
-            LeaseTimeToLiveResponse r = c.getLeaseClient().timeToLive(leaseId, LeaseOption.DEFAULT).get(3, TimeUnit.SECONDS);
+            LeaseTimeToLiveResponse r =
+                    c.getLeaseClient().timeToLive(leaseId, LeaseOption.DEFAULT).get(3, TimeUnit.SECONDS);
             return r.getTTL() < 0 ? -1L : r.getTTL() * 1000L;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -9,13 +9,30 @@ import picocli.CommandLine.Command;
  * {@code fenceline} — the settlement sample's command line. Exit codes: 0 success; 1 failure (including
  * {@code verify} violations and unreachable servers); 2 bad input (nothing was changed).
  */
-@Command(name = "fenceline", mixinStandardHelpOptions = true, versionProvider = FencelineCli.Version.class,
+@Command(
+        name = "fenceline",
+        mixinStandardHelpOptions = true,
+        versionProvider = FencelineCli.Version.class,
         description = "Fenceline settlement sample: leader election on etcd, fencing enforced by PostgreSQL.",
-        subcommands = {MigrateCommand.class, SeedCommand.class, WorkerCommand.class, StatusCommand.class,
-                AuditCommand.class, ResignCommand.class, PauseCommand.class, ResumeCommand.class, VerifyCommand.class,
-                DemoCommand.class, CommandLine.HelpCommand.class},
-        footer = {"", "Every command takes --jdbc-url, --etcd, --election (env FENCELINE_JDBC_URL, FENCELINE_ETCD, "
-                + "FENCELINE_ELECTION).", "Exit codes: 0 ok, 1 failure or violations, 2 bad input (nothing changed)."})
+        subcommands = {
+            MigrateCommand.class,
+            SeedCommand.class,
+            WorkerCommand.class,
+            StatusCommand.class,
+            AuditCommand.class,
+            ResignCommand.class,
+            PauseCommand.class,
+            ResumeCommand.class,
+            VerifyCommand.class,
+            DemoCommand.class,
+            CommandLine.HelpCommand.class
+        },
+        footer = {
+            "",
+            "Every command takes --jdbc-url, --etcd, --election (env FENCELINE_JDBC_URL, FENCELINE_ETCD, "
+                    + "FENCELINE_ELECTION).",
+            "Exit codes: 0 ok, 1 failure or violations, 2 bad input (nothing changed)."
+        })
 public final class FencelineCli implements Runnable {
     public static final int EXIT_OK = 0;
     public static final int EXIT_FAILURE = 1;

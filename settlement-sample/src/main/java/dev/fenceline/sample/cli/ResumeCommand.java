@@ -2,7 +2,9 @@ package dev.fenceline.sample.cli;
 
 import dev.fenceline.election.ElectionAdmin;
 
-@picocli.CommandLine.Command(name = "resume", mixinStandardHelpOptions = true,
+@picocli.CommandLine.Command(
+        name = "resume",
+        mixinStandardHelpOptions = true,
         description = "Clear the kill switch: workers campaign again.")
 final class ResumeCommand extends ElectionOpCommand {
     @Override

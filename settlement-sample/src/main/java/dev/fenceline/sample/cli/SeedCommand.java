@@ -7,10 +7,14 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
-@Command(name = "seed", mixinStandardHelpOptions = true,
-        description = {"Insert N PENDING payments spread over M merchants.",
-                "",
-                "The loader is not a leader: it writes through the audited break-glass (fencing.break_glass_log)."})
+@Command(
+        name = "seed",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Insert N PENDING payments spread over M merchants.",
+            "",
+            "The loader is not a leader: it writes through the audited break-glass (fencing.break_glass_log)."
+        })
 final class SeedCommand implements Callable<Integer> {
     @Mixin
     CommonOptions common;
@@ -18,7 +22,11 @@ final class SeedCommand implements Callable<Integer> {
     @Option(names = "--payments", required = true, paramLabel = "N", description = "Number of payments, 1..10000000.")
     long payments;
 
-    @Option(names = "--merchants", paramLabel = "M", defaultValue = "100", description = "Number of merchants, 1..1000000 (default ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--merchants",
+            paramLabel = "M",
+            defaultValue = "100",
+            description = "Number of merchants, 1..1000000 (default ${DEFAULT-VALUE}).")
     long merchants;
 
     @Override
@@ -31,8 +39,9 @@ final class SeedCommand implements Callable<Integer> {
             Preconditions.requireMigrated(db);
             long t0 = System.nanoTime();
             long n = Seeder.seed(db.dataSource(), payments, (int) merchants);
-            System.out.printf("seed: inserted %d PENDING payments for %d merchants in %d ms%n", n, merchants,
-                    (System.nanoTime() - t0) / 1_000_000);
+            System.out.printf(
+                    "seed: inserted %d PENDING payments for %d merchants in %d ms%n",
+                    n, merchants, (System.nanoTime() - t0) / 1_000_000);
         }
         return FencelineCli.EXIT_OK;
     }

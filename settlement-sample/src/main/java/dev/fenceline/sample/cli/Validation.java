@@ -16,8 +16,7 @@ public final class Validation {
     private static final Pattern ELECTION = Pattern.compile("[a-z0-9][a-z0-9_-]{0,62}");
     private static final Pattern WORKER_ID = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,62}");
 
-    private Validation() {
-    }
+    private Validation() {}
 
     public static String jdbcUrl(String url) {
         if (url == null || url.isBlank()) {
@@ -68,7 +67,8 @@ public final class Validation {
     /** Comma-separated etcd client endpoints, each http(s)://host:port; host:port alone means http, as with etcdctl. */
     public static List<String> etcdEndpoints(String csv) {
         if (csv == null || csv.isBlank()) {
-            throw new BadInputException("--etcd must name at least one endpoint, e.g. http://127.0.0.1:2379 (env FENCELINE_ETCD)");
+            throw new BadInputException(
+                    "--etcd must name at least one endpoint, e.g. http://127.0.0.1:2379 (env FENCELINE_ETCD)");
         }
         List<String> out = new ArrayList<>();
         for (String raw : csv.split(",", -1)) {
@@ -78,7 +78,8 @@ public final class Validation {
             }
             String url = e.contains("://") ? e : "http://" + e; // host:port alone means http, as with etcdctl
             if (!url.startsWith("http://") && !url.startsWith("https://")) {
-                throw new BadInputException("--etcd endpoint must be host:port or start with http:// or https://: '" + e + "'");
+                throw new BadInputException(
+                        "--etcd endpoint must be host:port or start with http:// or https://: '" + e + "'");
             }
             URI uri;
             try {
@@ -86,13 +87,18 @@ public final class Validation {
             } catch (URISyntaxException ex) {
                 throw new BadInputException("--etcd endpoint is malformed: '" + e + "' (" + ex.getReason() + ")");
             }
-            if (uri.getScheme() == null || !(uri.getScheme().equals("http") || uri.getScheme().equals("https"))) {
-                throw new BadInputException("--etcd endpoint must be host:port or start with http:// or https://: '" + e + "'");
+            if (uri.getScheme() == null
+                    || !(uri.getScheme().equals("http") || uri.getScheme().equals("https"))) {
+                throw new BadInputException(
+                        "--etcd endpoint must be host:port or start with http:// or https://: '" + e + "'");
             }
             if (uri.getHost() == null || uri.getPort() < 1 || uri.getPort() > 65535) {
-                throw new BadInputException("--etcd endpoint must be [http(s)://]host:port with a port 1..65535: '" + e + "'");
+                throw new BadInputException(
+                        "--etcd endpoint must be [http(s)://]host:port with a port 1..65535: '" + e + "'");
             }
-            if (uri.getPath() != null && !uri.getPath().isEmpty() && !uri.getPath().equals("/")) {
+            if (uri.getPath() != null
+                    && !uri.getPath().isEmpty()
+                    && !uri.getPath().equals("/")) {
                 throw new BadInputException("--etcd endpoint must not have a path: '" + e + "'");
             }
             out.add(uri.getScheme() + "://" + uri.getHost() + ":" + uri.getPort());
@@ -112,8 +118,8 @@ public final class Validation {
             throw new BadInputException(option + " is not a valid path: '" + path + "' (env " + env + ")");
         }
         if (!java.nio.file.Files.isRegularFile(p) || !java.nio.file.Files.isReadable(p)) {
-            throw new BadInputException(option + " names a file that does not exist or is not readable: '" + path
-                    + "' (env " + env + ")");
+            throw new BadInputException(
+                    option + " names a file that does not exist or is not readable: '" + path + "' (env " + env + ")");
         }
         return p;
     }

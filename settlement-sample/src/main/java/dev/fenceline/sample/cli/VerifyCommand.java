@@ -12,18 +12,25 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
-@Command(name = "verify", mixinStandardHelpOptions = true,
-        description = {"Check the settlement invariants in the database; exit 0 with a summary or 1 naming each violation.",
-                "",
-                "Rules: every payment settled at most once (exactly once when nothing is pending); batch terms never "
-                        + "go backwards in commit order; no batch committed below the mark in force; every rejection audited "
-                        + "(cross-checked against worker --history-file files when given). Exit 0 with a one-line summary, or "
-                        + "exit 1 naming each violation."})
+@Command(
+        name = "verify",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Check the settlement invariants in the database; exit 0 with a summary or 1 naming each violation.",
+            "",
+            "Rules: every payment settled at most once (exactly once when nothing is pending); batch terms never "
+                    + "go backwards in commit order; no batch committed below the mark in force; every rejection audited "
+                    + "(cross-checked against worker --history-file files when given). Exit 0 with a one-line summary, or "
+                    + "exit 1 naming each violation."
+        })
 final class VerifyCommand implements Callable<Integer> {
     @Mixin
     CommonOptions common;
 
-    @Option(names = "--history", paramLabel = "FILE", description = "A worker --history-file to cross-check (repeatable).")
+    @Option(
+            names = "--history",
+            paramLabel = "FILE",
+            description = "A worker --history-file to cross-check (repeatable).")
     List<Path> history = new ArrayList<>();
 
     @Override

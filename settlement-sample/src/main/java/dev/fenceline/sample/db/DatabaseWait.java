@@ -49,13 +49,20 @@ public final class DatabaseWait {
             } catch (SampleDatabase.UnreachableException e) {
                 long waitedMs = Duration.ofNanos(nanoTime.getAsLong() - start).toMillis();
                 if (waitedMs >= limit.toMillis()) {
-                    throw new IllegalStateException("PostgreSQL still unreachable after " + attempt + " attempts over "
-                            + waitedMs + " ms, the limit set by " + limitName + "=" + limit.toMillis() + ": "
-                            + e.getMessage(), e);
+                    throw new IllegalStateException(
+                            "PostgreSQL still unreachable after " + attempt + " attempts over "
+                                    + waitedMs + " ms, the limit set by " + limitName + "=" + limit.toMillis() + ": "
+                                    + e.getMessage(),
+                            e);
                 }
                 if (attempt == 1 || attempt % 10 == 0) {
-                    log.warn("{} (attempt {}, waited {} of {} ms set by {}); retrying", e.getMessage(), attempt, waitedMs,
-                            limit.toMillis(), limitName);
+                    log.warn(
+                            "{} (attempt {}, waited {} of {} ms set by {}); retrying",
+                            e.getMessage(),
+                            attempt,
+                            waitedMs,
+                            limit.toMillis(),
+                            limitName);
                 }
                 if (pause.stopRequestedWithin(between)) {
                     return null;

@@ -22,7 +22,8 @@ public final class SampleDatabase implements AutoCloseable {
         this.jdbcUrl = jdbcUrl;
     }
 
-    public static SampleDatabase open(String jdbcUrl, String user, String password, String applicationName, int poolSize) {
+    public static SampleDatabase open(
+            String jdbcUrl, String user, String password, String applicationName, int poolSize) {
         HikariConfig c = new HikariConfig();
         c.setJdbcUrl(jdbcUrl);
         if (user != null && !user.isBlank()) {
@@ -45,9 +46,13 @@ public final class SampleDatabase implements AutoCloseable {
         } catch (RuntimeException e) {
             String state = sqlState(e);
             String detail = (state == null ? "" : "SQLSTATE " + state + ": ") + rootMessage(e);
-            throw startFailure(e, "cannot connect to PostgreSQL at " + redact(jdbcUrl) + ": " + detail,
-                    () -> new IllegalStateException("PostgreSQL at " + redact(jdbcUrl) + " refused the connection: " + detail
-                            + " (not retried: waiting does not fix credentials, a missing database or role, or a bug)", e));
+            throw startFailure(
+                    e,
+                    "cannot connect to PostgreSQL at " + redact(jdbcUrl) + ": " + detail,
+                    () -> new IllegalStateException(
+                            "PostgreSQL at " + redact(jdbcUrl) + " refused the connection: " + detail
+                                    + " (not retried: waiting does not fix credentials, a missing database or role, or a bug)",
+                            e));
         }
     }
 
@@ -69,15 +74,20 @@ public final class SampleDatabase implements AutoCloseable {
             return this;
         } catch (SQLException | RuntimeException e) {
             close();
-            throw startFailure(e, "PostgreSQL at " + redact(jdbcUrl) + " became unreachable during the start checks: "
-                    + e.getMessage(), () -> e instanceof RuntimeException r ? r
-                    : new IllegalStateException("start checks failed on " + redact(jdbcUrl) + ": " + e.getMessage(), e));
+            throw startFailure(
+                    e,
+                    "PostgreSQL at " + redact(jdbcUrl) + " became unreachable during the start checks: "
+                            + e.getMessage(),
+                    () -> e instanceof RuntimeException r
+                            ? r
+                            : new IllegalStateException(
+                                    "start checks failed on " + redact(jdbcUrl) + ": " + e.getMessage(), e));
         }
     }
 
     /** The one decision between "wait" and "fail now" at start, for connecting and for the start checks alike. */
-    private static RuntimeException startFailure(Throwable e, String unreachableMessage,
-                                                 java.util.function.Supplier<RuntimeException> notRetried) {
+    private static RuntimeException startFailure(
+            Throwable e, String unreachableMessage, java.util.function.Supplier<RuntimeException> notRetried) {
         return isUnreachable(e) ? new UnreachableException(unreachableMessage, e) : notRetried.get();
     }
 
@@ -105,7 +115,8 @@ public final class SampleDatabase implements AutoCloseable {
             return state.startsWith("08") || state.equals("57P03") || state.equals("55000");
         }
         for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            if (t instanceof java.net.ConnectException || t instanceof java.net.SocketTimeoutException
+            if (t instanceof java.net.ConnectException
+                    || t instanceof java.net.SocketTimeoutException
                     || t instanceof java.net.NoRouteToHostException) {
                 return true;
             }
@@ -142,7 +153,8 @@ public final class SampleDatabase implements AutoCloseable {
             if (!schemaTableExists(c, "fencing", "high_water_mark")) {
                 return false;
             }
-            try (PreparedStatement ps = c.prepareStatement("SELECT 1 FROM fencing.high_water_mark WHERE resource = ?")) {
+            try (PreparedStatement ps =
+                    c.prepareStatement("SELECT 1 FROM fencing.high_water_mark WHERE resource = ?")) {
                 ps.setString(1, name);
                 try (ResultSet rs = ps.executeQuery()) {
                     return rs.next();
@@ -157,8 +169,9 @@ public final class SampleDatabase implements AutoCloseable {
             if (!schemaTableExists(c, "fencing", "high_water_mark")) {
                 return out;
             }
-            try (PreparedStatement ps = c.prepareStatement("SELECT resource FROM fencing.high_water_mark ORDER BY resource");
-                 ResultSet rs = ps.executeQuery()) {
+            try (PreparedStatement ps =
+                            c.prepareStatement("SELECT resource FROM fencing.high_water_mark ORDER BY resource");
+                    ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     out.add(rs.getString(1));
                 }
@@ -169,14 +182,16 @@ public final class SampleDatabase implements AutoCloseable {
 
     public boolean isSampleSchemaMigrated() throws SQLException {
         try (Connection c = ds.getConnection()) {
-            return schemaTableExists(c, "settlement", "payment") && schemaTableExists(c, "settlement", "settlement_batch");
+            return schemaTableExists(c, "settlement", "payment")
+                    && schemaTableExists(c, "settlement", "settlement_batch");
         }
     }
 
     /** Highest accepted term of a resource (0 when registered but never advanced; -1 when unknown). */
     public long mark(String resource) throws SQLException {
         try (Connection c = ds.getConnection();
-             PreparedStatement ps = c.prepareStatement("SELECT highest_accepted FROM fencing.high_water_mark WHERE resource = ?")) {
+                PreparedStatement ps =
+                        c.prepareStatement("SELECT highest_accepted FROM fencing.high_water_mark WHERE resource = ?")) {
             ps.setString(1, resource);
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next() ? rs.getLong(1) : -1;
@@ -184,18 +199,20 @@ public final class SampleDatabase implements AutoCloseable {
         }
     }
 
-    public record Mark(String resource, long highestAccepted, String leaderId, String updatedAt) {
-    }
+    public record Mark(String resource, long highestAccepted, String leaderId, String updatedAt) {}
 
     public List<Mark> marks() throws SQLException {
         List<Mark> out = new ArrayList<>();
         try (Connection c = ds.getConnection();
-             PreparedStatement ps = c.prepareStatement(
-                     "SELECT resource, highest_accepted, leader_id, updated_at FROM fencing.high_water_mark ORDER BY resource");
-             ResultSet rs = ps.executeQuery()) {
+                PreparedStatement ps = c.prepareStatement(
+                        "SELECT resource, highest_accepted, leader_id, updated_at FROM fencing.high_water_mark ORDER BY resource");
+                ResultSet rs = ps.executeQuery()) {
             while (rs.next()) {
                 java.sql.Timestamp ts = rs.getTimestamp(4);
-                out.add(new Mark(rs.getString(1), rs.getLong(2), rs.getString(3),
+                out.add(new Mark(
+                        rs.getString(1),
+                        rs.getLong(2),
+                        rs.getString(3),
                         ts == null ? null : ts.toInstant().toString()));
             }
         }
@@ -207,18 +224,19 @@ public final class SampleDatabase implements AutoCloseable {
         Map<String, Long> m = new LinkedHashMap<>();
         try (Connection c = ds.getConnection()) {
             try (PreparedStatement ps = c.prepareStatement(
-                    "SELECT count(*) FILTER (WHERE status = 'PENDING'), count(*) FILTER (WHERE status = 'SETTLED') FROM settlement.payment");
-                 ResultSet rs = ps.executeQuery()) {
+                            "SELECT count(*) FILTER (WHERE status = 'PENDING'), count(*) FILTER (WHERE status = 'SETTLED') FROM settlement.payment");
+                    ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 m.put("pending", rs.getLong(1));
                 m.put("settled", rs.getLong(2));
             }
             try (PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM settlement.settlement_batch");
-                 ResultSet rs = ps.executeQuery()) {
+                    ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 m.put("batches", rs.getLong(1));
             }
-            try (PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM fencing.rejected_write WHERE resource = ?")) {
+            try (PreparedStatement ps =
+                    c.prepareStatement("SELECT count(*) FROM fencing.rejected_write WHERE resource = ?")) {
                 ps.setString(1, resource);
                 try (ResultSet rs = ps.executeQuery()) {
                     rs.next();

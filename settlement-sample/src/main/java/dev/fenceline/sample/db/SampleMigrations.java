@@ -15,8 +15,7 @@ public final class SampleMigrations {
     public static final String HISTORY_TABLE = "settlement_schema_history";
     public static final String LOCATION = "classpath:db/settlement";
 
-    private SampleMigrations() {
-    }
+    private SampleMigrations() {}
 
     /** Returns the number of sample migrations applied by this call (0 when already up to date). */
     public static int migrate(DataSource ds) {

@@ -16,8 +16,7 @@ public final class Seeder {
     public static final String BREAK_GLASS_REASON = "fenceline seed: loading PENDING test payments";
     private static final int CHUNK = 50_000;
 
-    private Seeder() {
-    }
+    private Seeder() {}
 
     public static long seed(DataSource ds, long payments, int merchants) throws SQLException {
         long done = 0;
@@ -29,8 +28,8 @@ public final class Seeder {
                     try (Statement st = c.createStatement()) {
                         st.execute("SET LOCAL fencing.break_glass = '" + BREAK_GLASS_REASON + "'");
                     }
-                    try (PreparedStatement ps = c.prepareStatement(
-                            "INSERT INTO settlement.payment (merchant_id, amount_cents) "
+                    try (PreparedStatement ps =
+                            c.prepareStatement("INSERT INTO settlement.payment (merchant_id, amount_cents) "
                                     + "SELECT 1 + (g % ?), 100 + ((g * 7919 + extract(epoch FROM clock_timestamp())::bigint) % 99900) "
                                     + "FROM generate_series(1, ?) AS g")) {
                         ps.setInt(1, merchants);

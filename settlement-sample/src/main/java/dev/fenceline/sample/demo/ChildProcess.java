@@ -75,7 +75,9 @@ public final class ChildProcess implements AutoCloseable {
             return null;
         }
         try {
-            return new PrintStream(Files.newOutputStream(logFile, StandardOpenOption.CREATE, StandardOpenOption.APPEND), true,
+            return new PrintStream(
+                    Files.newOutputStream(logFile, StandardOpenOption.CREATE, StandardOpenOption.APPEND),
+                    true,
                     StandardCharsets.UTF_8);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
@@ -83,28 +85,30 @@ public final class ChildProcess implements AutoCloseable {
     }
 
     private Thread pump(InputStream in, List<String> sink, PrintStream log, String stream, Consumer<String> watcher) {
-        Thread t = new Thread(() -> {
-            try (BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
-                String line;
-                while ((line = r.readLine()) != null) {
-                    sink.add(line);
-                    if (log != null) {
-                        synchronized (log) {
-                            log.println(line);
+        Thread t = new Thread(
+                () -> {
+                    try (BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
+                        String line;
+                        while ((line = r.readLine()) != null) {
+                            sink.add(line);
+                            if (log != null) {
+                                synchronized (log) {
+                                    log.println(line);
+                                }
+                            }
+                            if (watcher != null) {
+                                try {
+                                    watcher.accept(line);
+                                } catch (RuntimeException ignored) {
+                                    // a watcher must not kill the pump
+                                }
+                            }
                         }
+                    } catch (IOException ignored) {
+                        // process gone
                     }
-                    if (watcher != null) {
-                        try {
-                            watcher.accept(line);
-                        } catch (RuntimeException ignored) {
-                            // a watcher must not kill the pump
-                        }
-                    }
-                }
-            } catch (IOException ignored) {
-                // process gone
-            }
-        }, name + "-" + stream);
+                },
+                name + "-" + stream);
         t.setDaemon(true);
         t.start();
         return t;
@@ -141,7 +145,9 @@ public final class ChildProcess implements AutoCloseable {
     /** Sends a signal by name (STOP, CONT, TERM, KILL) with kill(1). */
     public void signal(String sig) {
         try {
-            Process k = new ProcessBuilder("kill", "-" + sig, Long.toString(process.pid())).redirectErrorStream(true).start();
+            Process k = new ProcessBuilder("kill", "-" + sig, Long.toString(process.pid()))
+                    .redirectErrorStream(true)
+                    .start();
             k.getInputStream().readAllBytes();
             k.waitFor(5, TimeUnit.SECONDS);
         } catch (IOException e) {

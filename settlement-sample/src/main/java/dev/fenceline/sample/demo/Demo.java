@@ -41,8 +41,7 @@ import java.util.Optional;
 public final class Demo {
     public static final String ELECTION = "settlement";
 
-    public record Options(int workers, int payments, int batchSize, long intervalMs, long ttlMs, Path workDir) {
-    }
+    public record Options(int workers, int payments, int batchSize, long intervalMs, long ttlMs, Path workDir) {}
 
     private final Options o;
     private final PrintStream out;
@@ -83,12 +82,16 @@ public final class Demo {
             etcd = EtcdCluster.start(EtcdCluster.Options.defaults().members(3).dataRoot(o.workDir()));
             say("etcd ready: %s", etcd.endpointsCsv());
             try (SampleDatabase db = SampleDatabase.open(jdbcUrl, null, null, "fenceline-demo", 3);
-                 ElectionAdmin admin = ElectionAdmin.connect(ElectionConfig.builder().endpoints(etcd.endpoints())
-                         .meterRegistry(new SimpleMeterRegistry()).closeOnShutdown(false).build())) {
+                    ElectionAdmin admin = ElectionAdmin.connect(ElectionConfig.builder()
+                            .endpoints(etcd.endpoints())
+                            .meterRegistry(new SimpleMeterRegistry())
+                            .closeOnShutdown(false)
+                            .build())) {
                 SampleMigrations.migrate(db.dataSource());
                 Seeder.seed(db.dataSource(), o.payments(), 20);
-                say("migrated (schemas fencing + settlement, resource '%s' fenced) and seeded %d PENDING payments", ELECTION,
-                        o.payments());
+                say(
+                        "migrated (schemas fencing + settlement, resource '%s' fenced) and seeded %d PENDING payments",
+                        ELECTION, o.payments());
                 return story(db, admin, jdbcUrl, etcd.endpointsCsv());
             } finally {
                 tdb.close();
@@ -115,14 +118,34 @@ public final class Demo {
             String id = "w" + i;
             Path hist = o.workDir().resolve(id + ".history.jsonl");
             histories.add(hist);
-            List<String> args = List.of("worker", "--id", id, "--jdbc-url", jdbcUrl, "--etcd", etcdCsv, "--election", ELECTION,
-                    "--ttl-ms", Long.toString(o.ttlMs()), "--batch-size", Integer.toString(o.batchSize()),
-                    "--interval-ms", Long.toString(o.intervalMs()), "--history-file", hist.toString(),
-                    "--debug-pause-inside-batch-file", pauseFile(id).toString());
-            ChildProcess p = ChildProcess.start(id,
-                    ChildProcess.fencelineCommand(ChildProcess.fencelineClassPath(),
-                            List.of("-Xmx192m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"), args),
-                    o.workDir().resolve(id + ".log"), line -> {
+            List<String> args = List.of(
+                    "worker",
+                    "--id",
+                    id,
+                    "--jdbc-url",
+                    jdbcUrl,
+                    "--etcd",
+                    etcdCsv,
+                    "--election",
+                    ELECTION,
+                    "--ttl-ms",
+                    Long.toString(o.ttlMs()),
+                    "--batch-size",
+                    Integer.toString(o.batchSize()),
+                    "--interval-ms",
+                    Long.toString(o.intervalMs()),
+                    "--history-file",
+                    hist.toString(),
+                    "--debug-pause-inside-batch-file",
+                    pauseFile(id).toString());
+            ChildProcess p = ChildProcess.start(
+                    id,
+                    ChildProcess.fencelineCommand(
+                            ChildProcess.fencelineClassPath(),
+                            List.of("-Xmx192m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"),
+                            args),
+                    o.workDir().resolve(id + ".log"),
+                    line -> {
                         if (line.contains("REJECTED by PostgreSQL")) {
                             say("  %s log: %s", id, line.substring(Math.max(0, line.indexOf("worker "))));
                         }
@@ -130,8 +153,13 @@ public final class Demo {
             Reaper.get().watch(p.pid());
             workers.add(p);
         }
-        say("started %d worker processes %s (TTL %d ms, batches of %d every %d ms)", o.workers(),
-                workers.stream().map(w -> w.name() + "[pid " + w.pid() + "]").toList(), o.ttlMs(), o.batchSize(), o.intervalMs());
+        say(
+                "started %d worker processes %s (TTL %d ms, batches of %d every %d ms)",
+                o.workers(),
+                workers.stream().map(w -> w.name() + "[pid " + w.pid() + "]").toList(),
+                o.ttlMs(),
+                o.batchSize(),
+                o.intervalMs());
 
         // 2. the first leader settles
         LeaderRecord first = awaitLeader(admin, 0, Duration.ofSeconds(45));
@@ -141,38 +169,50 @@ public final class Demo {
 
         // 3. freeze it inside a batch
         ChildProcess old = worker(first.leaderId());
-        say("STEP 1: freeze leader %s INSIDE a batch: it has checked its lease and written its updates, not yet committed",
+        say(
+                "STEP 1: freeze leader %s INSIDE a batch: it has checked its lease and written its updates, not yet committed",
                 old.name());
         Files.writeString(pauseFile(old.name()), "pause");
         String marker = old.awaitLine(l -> l.startsWith(Worker.PAUSE_MARKER), Duration.ofSeconds(30));
         if (marker == null) {
-            throw new IllegalStateException(old.name() + " never reached the pause point inside a batch (see " + o.workDir() + ")");
+            throw new IllegalStateException(
+                    old.name() + " never reached the pause point inside a batch (see " + o.workDir() + ")");
         }
         String staleKey = field(marker, "batch_key");
         old.signal("STOP");
         long frozenAt = System.nanoTime();
-        say("  %s paused in batch %s (term %d); SIGSTOP sent to pid %d: the JVM, its lease keep-alive and its open "
-                + "transaction are frozen", old.name(), shortKey(staleKey), first.term(), old.pid());
+        say(
+                "  %s paused in batch %s (term %d); SIGSTOP sent to pid %d: the JVM, its lease keep-alive and its open "
+                        + "transaction are frozen",
+                old.name(), shortKey(staleKey), first.term(), old.pid());
 
         // 4. a new leader with a higher term
-        say("STEP 2: wait for %s's lease (TTL %d ms) to expire and a new leader to be elected ...", old.name(), o.ttlMs());
+        say(
+                "STEP 2: wait for %s's lease (TTL %d ms) to expire and a new leader to be elected ...",
+                old.name(), o.ttlMs());
         LeaderRecord second = awaitLeader(admin, first.term(), Duration.ofSeconds(45));
         double failover = (System.nanoTime() - frozenAt) / 1e9;
         say("  new leader: %s with term %d, %.1f s after the freeze", second.leaderId(), second.term(), failover);
         await("the new leader to commit a batch", Duration.ofSeconds(30), () -> batchesOfTerm(db, second.term()) >= 1);
-        say("  %s settles under term %d; the database mark is now %d: %s", second.leaderId(), second.term(), db.mark(ELECTION),
-                progress(db));
+        say(
+                "  %s settles under term %d; the database mark is now %d: %s",
+                second.leaderId(), second.term(), db.mark(ELECTION), progress(db));
 
         // 5. resume the old leader: its stale commit is rejected by PostgreSQL
-        say("STEP 3: resume %s (SIGCONT) after %.1f s frozen: it still believes it holds term %d and tries to commit ...",
+        say(
+                "STEP 3: resume %s (SIGCONT) after %.1f s frozen: it still believes it holds term %d and tries to commit ...",
                 old.name(), (System.nanoTime() - frozenAt) / 1e9, first.term());
         Files.deleteIfExists(pauseFile(old.name()));
         old.signal("CONT");
-        await("PostgreSQL to reject and audit the stale batch", Duration.ofSeconds(30),
+        await(
+                "PostgreSQL to reject and audit the stale batch",
+                Duration.ofSeconds(30),
                 () -> rejectionsOfTerm(db, first.term()) >= 1);
         long committedStale = committedWithKeyAndTerm(db, staleKey, first.term());
-        say("  PostgreSQL REJECTED the stale write of %s: offered term %d < highest accepted %d; audited in fencing.rejected_write"
-                + " (its batch committed: %s)", old.name(), first.term(), db.mark(ELECTION), committedStale == 0 ? "no" : "YES!");
+        say(
+                "  PostgreSQL REJECTED the stale write of %s: offered term %d < highest accepted %d; audited in fencing.rejected_write"
+                        + " (its batch committed: %s)",
+                old.name(), first.term(), db.mark(ELECTION), committedStale == 0 ? "no" : "YES!");
 
         // 6. drain and check
         say("STEP 4: let the workers drain the remaining payments ...");
@@ -180,8 +220,8 @@ public final class Demo {
         long drainDeadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
         while (db.counts(ELECTION).get("pending") > 0) {
             if (System.nanoTime() > drainDeadline) {
-                throw new IllegalStateException("timed out after 90 s waiting for all payments to be settled (" + progress(db)
-                        + "); worker logs in " + o.workDir());
+                throw new IllegalStateException("timed out after 90 s waiting for all payments to be settled ("
+                        + progress(db) + "); worker logs in " + o.workDir());
             }
             checkWorkersAlive();
             if (System.nanoTime() - lastReport > Duration.ofSeconds(3).toNanos()) {
@@ -201,20 +241,35 @@ public final class Demo {
         out.println();
         out.println("audit rejected (fencing.rejected_write):");
         Table rejected = AuditReports.rejected(db.dataSource(), ELECTION, null);
-        out.print(project(rejected, List.of("rejected_at", "offered_term", "highest_accepted", "leader_id", "table_name",
-                "operation", "business_key")).text());
+        out.print(project(
+                        rejected,
+                        List.of(
+                                "rejected_at",
+                                "offered_term",
+                                "highest_accepted",
+                                "leader_id",
+                                "table_name",
+                                "operation",
+                                "business_key"))
+                .text());
         out.println();
         out.println("audit terms (fencing.term_history + settlement_batch):");
-        out.print(project(AuditReports.terms(db.dataSource(), ELECTION),
-                List.of("term", "leader_id", "accepted_at", "batches", "payments", "rejected_writes")).text());
+        out.print(project(
+                        AuditReports.terms(db.dataSource(), ELECTION),
+                        List.of("term", "leader_id", "accepted_at", "batches", "payments", "rejected_writes"))
+                .text());
 
         Map<String, Long> c = db.counts(ELECTION);
         summary.put("payments settled", c.get("settled") + " of " + o.payments() + " (each exactly once)");
         summary.put("batches committed", String.valueOf(c.get("batches")));
         summary.put("first leader", first.leaderId() + " (term " + first.term() + "), frozen inside a batch for > TTL");
-        summary.put("new leader", second.leaderId() + " (term " + second.term() + "), elected " + String.format("%.1f s", failover)
-                + " after the freeze");
-        summary.put("stale batch of " + old.name(), shortKey(staleKey) + " rejected by PostgreSQL and audited (commits: " + committedStale + ")");
+        summary.put(
+                "new leader",
+                second.leaderId() + " (term " + second.term() + "), elected " + String.format("%.1f s", failover)
+                        + " after the freeze");
+        summary.put(
+                "stale batch of " + old.name(),
+                shortKey(staleKey) + " rejected by PostgreSQL and audited (commits: " + committedStale + ")");
         summary.put("rejected writes audited", String.valueOf(c.get("rejected_writes")));
         summary.put("verify", report.ok() ? "OK" : report.violations().size() + " violation(s)");
         summary.put("elapsed", String.format("%.1f s", (System.nanoTime() - t0) / 1e9));
@@ -247,7 +302,9 @@ public final class Demo {
     }
 
     private ChildProcess worker(String id) {
-        return workers.stream().filter(w -> w.name().equals(id)).findFirst()
+        return workers.stream()
+                .filter(w -> w.name().equals(id))
+                .findFirst()
                 .orElseThrow(() -> new IllegalStateException("no worker named " + id));
     }
 
@@ -292,15 +349,15 @@ public final class Demo {
             checkWorkersAlive();
             Thread.sleep(50);
         }
-        throw new IllegalStateException("timed out after " + timeout.toSeconds() + " s waiting for " + what + " (" + progress(null)
-                + "); worker logs in " + o.workDir());
+        throw new IllegalStateException("timed out after " + timeout.toSeconds() + " s waiting for " + what + " ("
+                + progress(null) + "); worker logs in " + o.workDir());
     }
 
     private void checkWorkersAlive() {
         for (ChildProcess w : workers) {
             if (!w.isAlive()) {
-                throw new IllegalStateException("worker " + w.name() + " exited unexpectedly; its log: " + o.workDir().resolve(w.name() + ".log")
-                        + "\n" + tail(w.stderrText(), 15));
+                throw new IllegalStateException("worker " + w.name() + " exited unexpectedly; its log: "
+                        + o.workDir().resolve(w.name() + ".log") + "\n" + tail(w.stderrText(), 15));
             }
         }
     }
@@ -323,7 +380,8 @@ public final class Demo {
     }
 
     private static long scalar(SampleDatabase db, String sql, Object... args) throws SQLException {
-        try (Connection c = db.dataSource().getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+        try (Connection c = db.dataSource().getConnection();
+                PreparedStatement ps = c.prepareStatement(sql)) {
             for (int i = 0; i < args.length; i++) {
                 ps.setObject(i + 1, args[i]);
             }
@@ -339,18 +397,26 @@ public final class Demo {
     }
 
     private static long rejectionsOfTerm(SampleDatabase db, long term) throws SQLException {
-        return scalar(db, "SELECT count(*) FROM fencing.rejected_write WHERE resource = ? AND offered_term = ?", ELECTION, term);
+        return scalar(
+                db,
+                "SELECT count(*) FROM fencing.rejected_write WHERE resource = ? AND offered_term = ?",
+                ELECTION,
+                term);
     }
 
     private static long committedWithKeyAndTerm(SampleDatabase db, String key, long term) throws SQLException {
-        return scalar(db, "SELECT count(*) FROM settlement.settlement_batch WHERE idempotency_key = ? AND term = ?", key, term);
+        return scalar(
+                db,
+                "SELECT count(*) FROM settlement.settlement_batch WHERE idempotency_key = ? AND term = ?",
+                key,
+                term);
     }
 
     /** SIGTERM every worker (graceful: finish batch, resign, exit 0), then kill what is left. */
     private synchronized void stopWorkers() {
         for (ChildProcess w : workers) {
             try {
-                Files.deleteIfExists(pauseFile(w.name()));   // a worker paused inside a batch must be able to finish
+                Files.deleteIfExists(pauseFile(w.name())); // a worker paused inside a batch must be able to finish
             } catch (java.io.IOException ignored) {
                 // best effort
             }
@@ -373,5 +439,4 @@ public final class Demo {
             Reaper.get().forget(w.pid());
         }
     }
-
 }

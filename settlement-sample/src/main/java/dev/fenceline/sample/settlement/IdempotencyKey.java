@@ -16,14 +16,17 @@ import java.util.HexFormat;
 public final class IdempotencyKey {
     public static final String PREFIX = "sha256:";
 
-    private IdempotencyKey() {
-    }
+    private IdempotencyKey() {}
 
     public static String of(Collection<Long> paymentIds) {
         if (paymentIds == null || paymentIds.isEmpty()) {
             throw new IllegalArgumentException("a batch needs at least one payment id");
         }
-        long[] ids = paymentIds.stream().mapToLong(Long::longValue).sorted().distinct().toArray();
+        long[] ids = paymentIds.stream()
+                .mapToLong(Long::longValue)
+                .sorted()
+                .distinct()
+                .toArray();
         return of(ids);
     }
 

@@ -57,7 +57,8 @@ public final class SettlementJob {
         }
     }
 
-    public SettlementJob(DataSource planningDataSource, FencedWriter writer, String resource, String workerId, int batchSize) {
+    public SettlementJob(
+            DataSource planningDataSource, FencedWriter writer, String resource, String workerId, int batchSize) {
         this.planningDataSource = planningDataSource;
         this.writer = writer;
         this.resource = resource;
@@ -70,8 +71,9 @@ public final class SettlementJob {
         List<Long> ids = new ArrayList<>(batchSize);
         long cents = 0;
         try (Connection c = planningDataSource.getConnection();
-             PreparedStatement ps = c.prepareStatement("SELECT id, amount_cents FROM settlement.payment WHERE status = 'PENDING' "
-                     + "ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED")) {
+                PreparedStatement ps =
+                        c.prepareStatement("SELECT id, amount_cents FROM settlement.payment WHERE status = 'PENDING' "
+                                + "ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED")) {
             ps.setInt(1, batchSize);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
@@ -91,9 +93,13 @@ public final class SettlementJob {
 
     /** What the audit row records if the plan's transaction is rejected: the batch row, keyed by the batch key. */
     public WriteDescription describe(Plan plan) {
-        return WriteDescription.of("settlement.settlement_batch", "INSERT", plan.key(),
-                "{\"payments\":" + plan.size() + ",\"total_cents\":" + plan.totalCents() + ",\"first_payment_id\":" + plan.ids().get(0)
-                        + ",\"last_payment_id\":" + plan.ids().get(plan.size() - 1) + "}");
+        return WriteDescription.of(
+                "settlement.settlement_batch",
+                "INSERT",
+                plan.key(),
+                "{\"payments\":" + plan.size() + ",\"total_cents\":" + plan.totalCents() + ",\"first_payment_id\":"
+                        + plan.ids().get(0) + ",\"last_payment_id\":"
+                        + plan.ids().get(plan.size() - 1) + "}");
     }
 
     /** Settles the plan inside the caller's fenced transaction, under its term; returns the new batch id. */
@@ -104,23 +110,38 @@ public final class SettlementJob {
     private long settleInTransaction(FencedContext ctx, Plan plan, long term, InsideBatchHook hook) throws Exception {
         DSLContext dsl = ctx.dsl();
         Long[] ids = plan.ids().toArray(new Long[0]);
-        Result<Record> locked = dsl.fetch("SELECT id FROM settlement.payment WHERE id = ANY(?) AND status = 'PENDING' "
-                + "ORDER BY id FOR UPDATE SKIP LOCKED", (Object) ids);
+        Result<Record> locked = dsl.fetch(
+                "SELECT id FROM settlement.payment WHERE id = ANY(?) AND status = 'PENDING' "
+                        + "ORDER BY id FOR UPDATE SKIP LOCKED",
+                (Object) ids);
         if (locked.size() != ids.length) {
             throw new BatchChangedException("only " + locked.size() + " of the " + ids.length
                     + " planned payments are still PENDING and unlocked; re-planning");
         }
-        long batchId = dsl.fetchSingle("SELECT nextval('settlement.settlement_batch_id_seq')").get(0, Long.class);
-        int updated = dsl.execute("UPDATE settlement.payment SET status = 'SETTLED', settlement_batch_id = ?, fencing_term = ?, "
-                + "settled_at = now() WHERE id = ANY(?) AND status = 'PENDING'", batchId, term, (Object) ids);
+        long batchId = dsl.fetchSingle("SELECT nextval('settlement.settlement_batch_id_seq')")
+                .get(0, Long.class);
+        int updated = dsl.execute(
+                "UPDATE settlement.payment SET status = 'SETTLED', settlement_batch_id = ?, fencing_term = ?, "
+                        + "settled_at = now() WHERE id = ANY(?) AND status = 'PENDING'",
+                batchId,
+                term,
+                (Object) ids);
         if (updated != ids.length) {
             throw new BatchChangedException("updated " + updated + " of " + ids.length + " payments; re-planning");
         }
         if (hook != null) {
             hook.insideBatch(term, plan.key());
         }
-        dsl.execute("INSERT INTO settlement.settlement_batch (id, idempotency_key, term, leader_id, payment_count, total_cents, "
-                + "fencing_term) VALUES (?, ?, ?, ?, ?, ?, ?)", batchId, plan.key(), term, workerId, ids.length, plan.totalCents(), term);
+        dsl.execute(
+                "INSERT INTO settlement.settlement_batch (id, idempotency_key, term, leader_id, payment_count, total_cents, "
+                        + "fencing_term) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                batchId,
+                plan.key(),
+                term,
+                workerId,
+                ids.length,
+                plan.totalCents(),
+                term);
         return batchId;
     }
 }

@@ -27,8 +27,7 @@ import java.util.Set;
  * </ol>
  */
 public final class Verifier {
-    private Verifier() {
-    }
+    private Verifier() {}
 
     public record Report(List<String> violations, String summary) {
         public boolean ok() {
@@ -45,14 +44,15 @@ public final class Verifier {
             if (b.referencingCount() != b.paymentCount() || b.referencingCents() != b.totalCents()) {
                 v.add("at-most-once: batch " + b.id() + " (term " + b.term() + ", " + b.idempotencyKey() + ") claims "
                         + b.paymentCount() + " payments / " + b.totalCents() + " cents but " + b.referencingCount()
-                        + " payments / " + b.referencingCents() + " cents reference it (a payment was settled again by another batch, or lost)");
+                        + " payments / " + b.referencingCents()
+                        + " cents reference it (a payment was settled again by another batch, or lost)");
             } else if (b.contentKey() != null && !b.contentKey().equals(b.idempotencyKey())) {
                 v.add("at-most-once: batch " + b.id() + " (term " + b.term() + ") idempotency key " + b.idempotencyKey()
                         + " does not match the payments that reference it (" + b.contentKey() + ")");
             }
             if (b.termMismatches() > 0) {
-                v.add("at-most-once: " + b.termMismatches() + " payment(s) of batch " + b.id() + " carry a fencing_term other than the batch term "
-                        + b.term());
+                v.add("at-most-once: " + b.termMismatches() + " payment(s) of batch " + b.id()
+                        + " carry a fencing_term other than the batch term " + b.term());
             }
         }
         if (p.settledWithoutBatch() > 0) {
@@ -65,9 +65,12 @@ public final class Verifier {
         // 2. exactly-once (only meaningful when drained)
         boolean drained = p.pending() == 0;
         if (drained && p.settled() != p.total()) {
-            v.add("exactly-once: nothing is PENDING but only " + p.settled() + " of " + p.total() + " payments are SETTLED");
+            v.add("exactly-once: nothing is PENDING but only " + p.settled() + " of " + p.total()
+                    + " payments are SETTLED");
         }
-        long claimed = in.batchesInCommitOrder().stream().mapToLong(Batch::paymentCount).sum();
+        long claimed = in.batchesInCommitOrder().stream()
+                .mapToLong(Batch::paymentCount)
+                .sum();
         if (claimed != p.settled()) {
             v.add("exactly-once: batches claim " + claimed + " payments but " + p.settled() + " are SETTLED");
         }
@@ -77,7 +80,8 @@ public final class Verifier {
         for (Batch b : in.batchesInCommitOrder()) {
             if (prev != null && b.term() < prev.term()) {
                 v.add("monotonic-terms: batch " + b.id() + " (term " + b.term() + ", commit_seq " + b.commitSeq()
-                        + ") committed after batch " + prev.id() + " (term " + prev.term() + ", commit_seq " + prev.commitSeq() + ")");
+                        + ") committed after batch " + prev.id() + " (term " + prev.term() + ", commit_seq "
+                        + prev.commitSeq() + ")");
             }
             prev = b;
         }
@@ -104,7 +108,8 @@ public final class Verifier {
                         + in.highestAccepted() + " (the fence was bypassed)");
             }
             if (!hist.isEmpty() && !acceptedTerms.contains(b.term())) {
-                v.add("stale-commit: batch " + b.id() + " has term " + b.term() + " that never appears in fencing.term_history");
+                v.add("stale-commit: batch " + b.id() + " has term " + b.term()
+                        + " that never appears in fencing.term_history");
             }
         }
 
@@ -128,13 +133,13 @@ public final class Verifier {
             if ("rejected".equals(a.outcome())) {
                 rejectedAttempts++;
                 if (!rejectionByKey.containsKey(a.batchKey())) {
-                    v.add("rejections-audited: worker " + a.worker() + " reported batch " + a.batchKey() + " (term " + a.term()
-                            + ") rejected but fencing.rejected_write has no row for it");
+                    v.add("rejections-audited: worker " + a.worker() + " reported batch " + a.batchKey() + " (term "
+                            + a.term() + ") rejected but fencing.rejected_write has no row for it");
                 }
                 Long t = committedTerm.get(a.batchKey());
                 if (t != null && t == a.term()) {
-                    v.add("rejections-audited: worker " + a.worker() + " reported batch " + a.batchKey() + " rejected at term "
-                            + a.term() + " but it committed at that term");
+                    v.add("rejections-audited: worker " + a.worker() + " reported batch " + a.batchKey()
+                            + " rejected at term " + a.term() + " but it committed at that term");
                 }
             } else if ("committed".equals(a.outcome()) && !committedKeys.contains(a.batchKey())) {
                 v.add("history: worker " + a.worker() + " reported batch " + a.batchKey() + " (term " + a.term()
@@ -142,15 +147,20 @@ public final class Verifier {
             }
         }
 
-        long minTerm = in.batchesInCommitOrder().stream().mapToLong(Batch::term).min().orElse(0);
-        long maxTerm = in.batchesInCommitOrder().stream().mapToLong(Batch::term).max().orElse(0);
+        long minTerm =
+                in.batchesInCommitOrder().stream().mapToLong(Batch::term).min().orElse(0);
+        long maxTerm =
+                in.batchesInCommitOrder().stream().mapToLong(Batch::term).max().orElse(0);
         String summary = (drained
-                ? "all " + p.total() + " payments settled exactly once"
-                : p.settled() + " of " + p.total() + " payments settled at most once (" + p.pending() + " still PENDING)")
+                        ? "all " + p.total() + " payments settled exactly once"
+                        : p.settled() + " of " + p.total() + " payments settled at most once (" + p.pending()
+                                + " still PENDING)")
                 + " in " + in.batchesInCommitOrder().size() + " batches; batch terms " + minTerm + ".." + maxTerm
                 + " never go backwards in commit order; no batch below the mark in force (mark " + in.highestAccepted()
                 + "); " + in.rejections().size() + " rejected write(s) audited"
-                + (in.historyOutcomes().isEmpty() ? "" : " (" + rejectedAttempts + " rejected attempt(s) in the history files, all matched)");
+                + (in.historyOutcomes().isEmpty()
+                        ? ""
+                        : " (" + rejectedAttempts + " rejected attempt(s) in the history files, all matched)");
         return new Report(List.copyOf(v), summary);
     }
 }

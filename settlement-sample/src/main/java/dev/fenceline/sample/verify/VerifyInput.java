@@ -13,27 +13,39 @@ public record VerifyInput(
         List<Rejection> rejections,
         List<AttemptOutcome> historyOutcomes) {
 
-    public record PaymentSummary(long total, long pending, long settled, long settledWithoutBatch, long pendingWithBatch) {
-    }
+    public record PaymentSummary(
+            long total, long pending, long settled, long settledWithoutBatch, long pendingWithBatch) {}
 
     /**
      * A committed batch with the aggregate of the payments that reference it: {@code referencingCount},
      * {@code referencingCents}, {@code contentKey} (the idempotency key recomputed from those payments)
      * and {@code termMismatches} (referencing payments whose fencing_term differs from the batch term).
      */
-    public record Batch(long id, String idempotencyKey, long term, String leaderId, long paymentCount, long totalCents,
-                        long commitSeq, Instant committedAt,
-                        long referencingCount, long referencingCents, String contentKey, long termMismatches) {
-    }
+    public record Batch(
+            long id,
+            String idempotencyKey,
+            long term,
+            String leaderId,
+            long paymentCount,
+            long totalCents,
+            long commitSeq,
+            Instant committedAt,
+            long referencingCount,
+            long referencingCents,
+            String contentKey,
+            long termMismatches) {}
 
-    public record TermAccepted(long term, String leaderId, Instant acceptedAt) {
-    }
+    public record TermAccepted(long term, String leaderId, Instant acceptedAt) {}
 
-    public record Rejection(long id, long offeredTerm, long highestAccepted, String leaderId, String businessKey,
-                            String tableName, Instant rejectedAt) {
-    }
+    public record Rejection(
+            long id,
+            long offeredTerm,
+            long highestAccepted,
+            String leaderId,
+            String businessKey,
+            String tableName,
+            Instant rejectedAt) {}
 
     /** A batch attempt's end as reported by a worker's --history-file. */
-    public record AttemptOutcome(String worker, long term, String batchKey, String outcome) {
-    }
+    public record AttemptOutcome(String worker, long term, String batchKey, String outcome) {}
 }

@@ -27,10 +27,10 @@ import javax.sql.DataSource;
 public final class VerifyLoader {
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    private VerifyLoader() {
-    }
+    private VerifyLoader() {}
 
-    public static VerifyInput load(DataSource ds, String resource, List<Path> historyFiles) throws SQLException, IOException {
+    public static VerifyInput load(DataSource ds, String resource, List<Path> historyFiles)
+            throws SQLException, IOException {
         List<AttemptOutcome> outcomes = readHistory(historyFiles);
         try (Connection c = ds.getConnection()) {
             c.setAutoCommit(false);
@@ -43,33 +43,47 @@ public final class VerifyLoader {
                     st.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY");
                 }
                 long mark;
-                try (PreparedStatement ps = c.prepareStatement("SELECT highest_accepted FROM fencing.high_water_mark WHERE resource = ?")) {
+                try (PreparedStatement ps =
+                        c.prepareStatement("SELECT highest_accepted FROM fencing.high_water_mark WHERE resource = ?")) {
                     ps.setString(1, resource);
                     try (ResultSet rs = ps.executeQuery()) {
                         mark = rs.next() ? rs.getLong(1) : 0;
                     }
                 }
                 PaymentSummary summary;
-                try (PreparedStatement ps = c.prepareStatement("SELECT count(*), "
-                        + "count(*) FILTER (WHERE status = 'PENDING'), count(*) FILTER (WHERE status = 'SETTLED'), "
-                        + "count(*) FILTER (WHERE status = 'SETTLED' AND settlement_batch_id IS NULL), "
-                        + "count(*) FILTER (WHERE status = 'PENDING' AND settlement_batch_id IS NOT NULL) FROM settlement.payment");
-                     ResultSet rs = ps.executeQuery()) {
+                try (PreparedStatement ps = c.prepareStatement(
+                                "SELECT count(*), "
+                                        + "count(*) FILTER (WHERE status = 'PENDING'), count(*) FILTER (WHERE status = 'SETTLED'), "
+                                        + "count(*) FILTER (WHERE status = 'SETTLED' AND settlement_batch_id IS NULL), "
+                                        + "count(*) FILTER (WHERE status = 'PENDING' AND settlement_batch_id IS NOT NULL) FROM settlement.payment");
+                        ResultSet rs = ps.executeQuery()) {
                     rs.next();
-                    summary = new PaymentSummary(rs.getLong(1), rs.getLong(2), rs.getLong(3), rs.getLong(4), rs.getLong(5));
+                    summary = new PaymentSummary(
+                            rs.getLong(1), rs.getLong(2), rs.getLong(3), rs.getLong(4), rs.getLong(5));
                 }
                 List<Batch> batches = new ArrayList<>();
-                try (PreparedStatement ps = c.prepareStatement("SELECT b.id, b.idempotency_key, b.term, b.leader_id, b.payment_count, "
-                        + "b.total_cents, b.commit_seq, b.committed_at, count(p.id), coalesce(sum(p.amount_cents), 0), "
-                        + "'sha256:' || encode(sha256(convert_to(string_agg(p.id::text, ',' ORDER BY p.id), 'UTF8')), 'hex'), "
-                        + "count(p.id) FILTER (WHERE p.fencing_term IS DISTINCT FROM b.term) "
-                        + "FROM settlement.settlement_batch b LEFT JOIN settlement.payment p ON p.settlement_batch_id = b.id "
-                        + "GROUP BY b.id ORDER BY b.commit_seq");
-                     ResultSet rs = ps.executeQuery()) {
+                try (PreparedStatement ps = c.prepareStatement(
+                                "SELECT b.id, b.idempotency_key, b.term, b.leader_id, b.payment_count, "
+                                        + "b.total_cents, b.commit_seq, b.committed_at, count(p.id), coalesce(sum(p.amount_cents), 0), "
+                                        + "'sha256:' || encode(sha256(convert_to(string_agg(p.id::text, ',' ORDER BY p.id), 'UTF8')), 'hex'), "
+                                        + "count(p.id) FILTER (WHERE p.fencing_term IS DISTINCT FROM b.term) "
+                                        + "FROM settlement.settlement_batch b LEFT JOIN settlement.payment p ON p.settlement_batch_id = b.id "
+                                        + "GROUP BY b.id ORDER BY b.commit_seq");
+                        ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
-                        batches.add(new Batch(rs.getLong(1), rs.getString(2), rs.getLong(3), rs.getString(4), rs.getLong(5),
-                                rs.getLong(6), rs.getLong(7), instant(rs.getTimestamp(8)), rs.getLong(9), rs.getLong(10),
-                                rs.getString(11), rs.getLong(12)));
+                        batches.add(new Batch(
+                                rs.getLong(1),
+                                rs.getString(2),
+                                rs.getLong(3),
+                                rs.getString(4),
+                                rs.getLong(5),
+                                rs.getLong(6),
+                                rs.getLong(7),
+                                instant(rs.getTimestamp(8)),
+                                rs.getLong(9),
+                                rs.getLong(10),
+                                rs.getString(11),
+                                rs.getLong(12)));
                     }
                 }
                 List<TermAccepted> hist = new ArrayList<>();
@@ -83,13 +97,20 @@ public final class VerifyLoader {
                     }
                 }
                 List<Rejection> rejections = new ArrayList<>();
-                try (PreparedStatement ps = c.prepareStatement("SELECT id, offered_term, highest_accepted, leader_id, business_key, "
-                        + "table_name, rejected_at FROM fencing.rejected_write WHERE resource = ? ORDER BY id")) {
+                try (PreparedStatement ps = c.prepareStatement(
+                        "SELECT id, offered_term, highest_accepted, leader_id, business_key, "
+                                + "table_name, rejected_at FROM fencing.rejected_write WHERE resource = ? ORDER BY id")) {
                     ps.setString(1, resource);
                     try (ResultSet rs = ps.executeQuery()) {
                         while (rs.next()) {
-                            rejections.add(new Rejection(rs.getLong(1), rs.getLong(2), rs.getLong(3), rs.getString(4),
-                                    rs.getString(5), rs.getString(6), instant(rs.getTimestamp(7))));
+                            rejections.add(new Rejection(
+                                    rs.getLong(1),
+                                    rs.getLong(2),
+                                    rs.getLong(3),
+                                    rs.getString(4),
+                                    rs.getString(5),
+                                    rs.getString(6),
+                                    instant(rs.getTimestamp(7))));
                         }
                     }
                 }
@@ -118,9 +139,13 @@ public final class VerifyLoader {
                     } catch (IOException e) {
                         continue; // a line torn by kill -9 is not a fact
                     }
-                    if ("batch".equals(n.path("event").asText()) && "end".equals(n.path("phase").asText())) {
-                        out.add(new AttemptOutcome(n.path("worker").asText(), n.path("term").asLong(),
-                                n.path("batch_key").asText(), n.path("outcome").asText()));
+                    if ("batch".equals(n.path("event").asText())
+                            && "end".equals(n.path("phase").asText())) {
+                        out.add(new AttemptOutcome(
+                                n.path("worker").asText(),
+                                n.path("term").asLong(),
+                                n.path("batch_key").asText(),
+                                n.path("outcome").asText()));
                     }
                 }
             }

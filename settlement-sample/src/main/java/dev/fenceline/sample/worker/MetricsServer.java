@@ -22,10 +22,10 @@ public final class MetricsServer implements AutoCloseable {
     }
 
     /** Health: a supplier of (healthy, JSON body). */
-    public record Health(boolean up, String json) {
-    }
+    public record Health(boolean up, String json) {}
 
-    public static MetricsServer start(String host, int port, PrometheusMeterRegistry registry, Supplier<Health> health) throws IOException {
+    public static MetricsServer start(String host, int port, PrometheusMeterRegistry registry, Supplier<Health> health)
+            throws IOException {
         HttpServer s = HttpServer.create(new InetSocketAddress(host, port), 16);
         s.createContext("/metrics", ex -> {
             if (!"GET".equals(ex.getRequestMethod())) {

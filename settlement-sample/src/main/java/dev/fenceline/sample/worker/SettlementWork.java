@@ -53,12 +53,19 @@ final class SettlementWork implements TaskWork<SettlementJob.Plan> {
         history.event("debug_pause", "term", term, "batch_key", key);
         System.out.println(Worker.PAUSE_MARKER + " worker=" + workerId + " term=" + term + " batch_key=" + key);
         System.out.flush();
-        log.warn("worker {} term {}: DEBUG pause inside batch {} until {} is deleted", workerId, term,
-                WorkerEvents.shortKey(key), pauseInsideBatchFile);
+        log.warn(
+                "worker {} term {}: DEBUG pause inside batch {} until {} is deleted",
+                workerId,
+                term,
+                WorkerEvents.shortKey(key),
+                pauseInsideBatchFile);
         while (Files.exists(pauseInsideBatchFile)) {
             Thread.sleep(20);
         }
-        log.warn("worker {} term {}: DEBUG pause over, continuing batch {} (its commit is now up to PostgreSQL)", workerId,
-                term, WorkerEvents.shortKey(key));
+        log.warn(
+                "worker {} term {}: DEBUG pause over, continuing batch {} (its commit is now up to PostgreSQL)",
+                workerId,
+                term,
+                WorkerEvents.shortKey(key));
     }
 }

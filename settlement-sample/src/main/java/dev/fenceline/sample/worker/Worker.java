@@ -38,7 +38,8 @@ public final class Worker implements AutoCloseable {
 
     public Worker(WorkerConfig cfg) {
         this.cfg = cfg;
-        this.history = cfg.historyFile() == null ? HistoryLog.disabled() : HistoryLog.open(cfg.historyFile(), cfg.workerId());
+        this.history =
+                cfg.historyFile() == null ? HistoryLog.disabled() : HistoryLog.open(cfg.historyFile(), cfg.workerId());
         registry.config().commonTags("worker", cfg.workerId(), "election", cfg.election());
     }
 
@@ -47,36 +48,74 @@ public final class Worker implements AutoCloseable {
      * {@link #requestStop(String)}; returns 0 after a clean stop.
      */
     public int run(SampleDatabase database) throws Exception {
-        history.event("start", "pid", ProcessHandle.current().pid(), "election", cfg.election(), "ttl_ms", cfg.ttl().toMillis(),
-                "batch_size", cfg.batchSize(), "interval_ms", cfg.interval().toMillis());
+        history.event(
+                "start",
+                "pid",
+                ProcessHandle.current().pid(),
+                "election",
+                cfg.election(),
+                "ttl_ms",
+                cfg.ttl().toMillis(),
+                "batch_size",
+                cfg.batchSize(),
+                "interval_ms",
+                cfg.interval().toMillis());
         try (SampleDatabase db = database) {
-            // Nothing of the fence outlives a transaction: the same writer runs directly or behind a transaction-mode pooler.
+            // Nothing of the fence outlives a transaction: the same writer runs directly or behind a transaction-mode
+            // pooler.
             FencedWriter writer = FencedWriter.create(db.dataSource(), FencedWriterConfig.defaults());
-            SettlementWork work = new SettlementWork(new SettlementJob(db.dataSource(), writer, cfg.resource(), cfg.workerId(),
-                    cfg.batchSize()), cfg.workerId(), cfg.pauseInsideBatchFile(), history);
+            SettlementWork work = new SettlementWork(
+                    new SettlementJob(db.dataSource(), writer, cfg.resource(), cfg.workerId(), cfg.batchSize()),
+                    cfg.workerId(),
+                    cfg.pauseInsideBatchFile(),
+                    history);
             WorkerEvents events = new WorkerEvents(cfg, history, registry, work);
-            try (MetricsServer metrics = cfg.metricsPort() == null ? null
-                    : MetricsServer.start(cfg.metricsHost(), cfg.metricsPort(), registry, () -> events.health(this::stopping));
-                 ElectionSession session = untilEtcdReachable(() -> ElectionSession.open(electionConfig()))) {
+            try (MetricsServer metrics = cfg.metricsPort() == null
+                            ? null
+                            : MetricsServer.start(
+                                    cfg.metricsHost(),
+                                    cfg.metricsPort(),
+                                    registry,
+                                    () -> events.health(this::stopping));
+                    ElectionSession session = untilEtcdReachable(() -> ElectionSession.open(electionConfig()))) {
                 if (metrics != null) {
-                    log.info("worker {}: /metrics and /health on http://{}:{}/", cfg.workerId(), cfg.metricsHost(), metrics.port());
+                    log.info(
+                            "worker {}: /metrics and /health on http://{}:{}/",
+                            cfg.workerId(),
+                            cfg.metricsHost(),
+                            metrics.port());
                 }
                 if (session == null) {
-                    return 0;                    // stopped while etcd was still unreachable
+                    return 0; // stopped while etcd was still unreachable
                 }
-                LeaderTask task = LeaderTask.builder(session, writer, cfg.resource(), work).listener(events)
-                        .config(LeaderTaskConfig.builder().electionName(cfg.election()).candidateId(cfg.workerId())
-                                .metadata(Map.of("pid", String.valueOf(ProcessHandle.current().pid()), "worker", cfg.workerId()))
-                                .interval(cfg.interval()).idleInterval(cfg.interval().multipliedBy(2))
-                                .failureBackoff(cfg.interval().multipliedBy(5)).meterRegistry(registry).build())
+                LeaderTask task = LeaderTask.builder(session, writer, cfg.resource(), work)
+                        .listener(events)
+                        .config(LeaderTaskConfig.builder()
+                                .electionName(cfg.election())
+                                .candidateId(cfg.workerId())
+                                .metadata(Map.of(
+                                        "pid",
+                                        String.valueOf(ProcessHandle.current().pid()),
+                                        "worker",
+                                        cfg.workerId()))
+                                .interval(cfg.interval())
+                                .idleInterval(cfg.interval().multipliedBy(2))
+                                .failureBackoff(cfg.interval().multipliedBy(5))
+                                .meterRegistry(registry)
+                                .build())
                         .build();
                 events.bind(task);
                 task.election().addListener(events);
                 task.start();
-                log.info("worker {} campaigning in election '{}' (ttl {} ms, batch {} every {} ms)", cfg.workerId(),
-                        cfg.election(), cfg.ttl().toMillis(), cfg.batchSize(), cfg.interval().toMillis());
+                log.info(
+                        "worker {} campaigning in election '{}' (ttl {} ms, batch {} every {} ms)",
+                        cfg.workerId(),
+                        cfg.election(),
+                        cfg.ttl().toMillis(),
+                        cfg.batchSize(),
+                        cfg.interval().toMillis());
                 stopRequested.await();
-                task.close();                    // finishes the current batch, then resigns
+                task.close(); // finishes the current batch, then resigns
                 history.event("stop", "reason", stopReason);
             }
             return 0;
@@ -95,8 +134,12 @@ public final class Worker implements AutoCloseable {
      */
     private ElectionConfig electionConfig() {
         ElectionConfig etcd = cfg.etcd();
-        ElectionConfig.Builder b = ElectionConfig.builder().endpoints(etcd.endpoints()).keyPrefix(etcd.keyPrefix())
-                .connectTimeout(etcd.connectTimeout()).closeOnShutdown(etcd.closeOnShutdown()).ttl(cfg.ttl())
+        ElectionConfig.Builder b = ElectionConfig.builder()
+                .endpoints(etcd.endpoints())
+                .keyPrefix(etcd.keyPrefix())
+                .connectTimeout(etcd.connectTimeout())
+                .closeOnShutdown(etcd.closeOnShutdown())
+                .ttl(cfg.ttl())
                 .meterRegistry(registry);
         if (etcd.tlsCaFile() != null) {
             b.tlsCaFile(etcd.tlsCaFile());
@@ -124,12 +167,17 @@ public final class Worker implements AutoCloseable {
                 return open.get();
             } catch (ElectionException ex) {
                 if (!ex.isTransient()) {
-                    throw new IllegalStateException(ex.getMessage() + " (the worker's options: --etcd for the endpoints, "
-                            + "--etcd-ca, --etcd-cert and --etcd-key for TLS, --etcd-user and --etcd-password-file for the "
-                            + "credentials)", ex);
+                    throw new IllegalStateException(
+                            ex.getMessage() + " (the worker's options: --etcd for the endpoints, "
+                                    + "--etcd-ca, --etcd-cert and --etcd-key for TLS, --etcd-user and --etcd-password-file for the "
+                                    + "credentials)",
+                            ex);
                 }
                 if (attempt == 1 || attempt % 10 == 0) {
-                    log.warn("worker {}: cannot reach etcd yet (attempt {}): {}; retrying", cfg.workerId(), attempt,
+                    log.warn(
+                            "worker {}: cannot reach etcd yet (attempt {}): {}; retrying",
+                            cfg.workerId(),
+                            attempt,
                             SampleDatabase.rootMessage(ex));
                 }
                 stopRequested.await(1, TimeUnit.SECONDS);

@@ -30,5 +30,4 @@ public record WorkerConfig(
         String metricsHost,
         Path historyFile,
         Path pauseInsideBatchFile,
-        ElectionConfig etcd) {
-}
+        ElectionConfig etcd) {}

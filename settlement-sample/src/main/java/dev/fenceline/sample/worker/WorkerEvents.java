@@ -11,8 +11,8 @@ import dev.fenceline.task.LeaderTask;
 import dev.fenceline.task.RunContext;
 import dev.fenceline.task.RunResult;
 import dev.fenceline.task.TaskHealth;
-import dev.fenceline.task.TaskPhase;
 import dev.fenceline.task.TaskListener;
+import dev.fenceline.task.TaskPhase;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Timer;
@@ -47,14 +47,19 @@ final class WorkerEvents implements TaskListener, ElectionListener {
         this.history = history;
         this.registry = registry;
         this.work = work;
-        paymentsSettled = Counter.builder("fenceline_sample_payments_settled").description("Payments settled by this worker")
+        paymentsSettled = Counter.builder("fenceline_sample_payments_settled")
+                .description("Payments settled by this worker")
                 .register(registry);
-        batchTimer = Timer.builder("fenceline_sample_batch_duration").description("Settlement batch transaction time")
-                .publishPercentileHistogram().register(registry);
+        batchTimer = Timer.builder("fenceline_sample_batch_duration")
+                .description("Settlement batch transaction time")
+                .publishPercentileHistogram()
+                .register(registry);
         Gauge.builder("fenceline_sample_leader", () -> health().valid() ? 1 : 0)
-                .description("1 while this worker holds a valid leadership").register(registry);
+                .description("1 while this worker holds a valid leadership")
+                .register(registry);
         Gauge.builder("fenceline_sample_term", () -> health().term())
-                .description("Term of the current/last leadership of this worker").register(registry);
+                .description("Term of the current/last leadership of this worker")
+                .register(registry);
     }
 
     void bind(LeaderTask task) {
@@ -63,13 +68,16 @@ final class WorkerEvents implements TaskListener, ElectionListener {
 
     private TaskHealth health() {
         LeaderTask t = task;
-        return t == null ? new TaskHealth(cfg.resource(), cfg.election(), cfg.workerId(), null, null, 0, false, null, 0, 0, null, null)
+        return t == null
+                ? new TaskHealth(
+                        cfg.resource(), cfg.election(), cfg.workerId(), null, null, 0, false, null, 0, 0, null, null)
                 : t.health();
     }
 
     @Override
     public void onStateChange(ElectionEvent ev) {
-        history.event("state", "state", ev.state().name(), "term", ev.term(), "lease", ev.leaseId(), "reason", ev.reason());
+        history.event(
+                "state", "state", ev.state().name(), "term", ev.term(), "lease", ev.leaseId(), "reason", ev.reason());
         ev.leadershipIfAny().ifPresent(l -> {
             // validity windows: [LEADER since, deadline] as known now; re-emitted before each batch
             if (ev.state() == LeadershipState.LEADER) {
@@ -79,13 +87,26 @@ final class WorkerEvents implements TaskListener, ElectionListener {
                 validity(l.term(), l.validUntilNanos());
             }
         });
-        log.info("worker {} election '{}': {} -> {} (term {}, lease {}): {}", cfg.workerId(), cfg.election(), ev.previous(),
-                ev.state(), ev.term(), ev.leaseId(), ev.reason());
+        log.info(
+                "worker {} election '{}': {} -> {} (term {}, lease {}): {}",
+                cfg.workerId(),
+                cfg.election(),
+                ev.previous(),
+                ev.state(),
+                ev.term(),
+                ev.leaseId(),
+                ev.reason());
     }
 
     private void validity(long term, long validUntilNanos) {
-        history.event("validity", "term", term, "valid_from_mono_ns", leaderSince.getOrDefault(term, System.nanoTime()),
-                "valid_until_mono_ns", validUntilNanos);
+        history.event(
+                "validity",
+                "term",
+                term,
+                "valid_from_mono_ns",
+                leaderSince.getOrDefault(term, System.nanoTime()),
+                "valid_until_mono_ns",
+                validUntilNanos);
     }
 
     @Override
@@ -99,9 +120,12 @@ final class WorkerEvents implements TaskListener, ElectionListener {
     public void onRunFinished(RunResult r) {
         if (!(r.plan() instanceof SettlementJob.Plan plan)) {
             if (r.error() != null) {
-                log.warn("worker {}: cannot read pending payments: {}", cfg.workerId(), SampleDatabase.rootMessage(r.error()));
+                log.warn(
+                        "worker {}: cannot read pending payments: {}",
+                        cfg.workerId(),
+                        SampleDatabase.rootMessage(r.error()));
             }
-            return;                                  // nothing pending: no batch attempt
+            return; // nothing pending: no batch attempt
         }
         String outcome = switch (r.outcome()) {
             case COMMITTED, NOTHING_TO_DO -> "committed";
@@ -110,33 +134,66 @@ final class WorkerEvents implements TaskListener, ElectionListener {
             case FAILED -> "failed";
         };
         String key = shortKey(plan.key());
-        String error = r.error() == null ? null : outcome.equals("failed") ? SampleDatabase.rootMessage(r.error())
-                : r.error().getMessage();
+        String error = r.error() == null
+                ? null
+                : outcome.equals("failed")
+                        ? SampleDatabase.rootMessage(r.error())
+                        : r.error().getMessage();
         if (r.error() == null) {
             paymentsSettled.increment(plan.size());
-            log.info("worker {} term {}: settled batch {} ({} payments, {} cents, key {})", cfg.workerId(), r.term(),
-                    work.lastBatchId, plan.size(), plan.totalCents(), key);
+            log.info(
+                    "worker {} term {}: settled batch {} ({} payments, {} cents, key {})",
+                    cfg.workerId(),
+                    r.term(),
+                    work.lastBatchId,
+                    plan.size(),
+                    plan.totalCents(),
+                    key);
         } else if (r.error() instanceof CommitOutcomeUnknownException u) {
             // The connection died during COMMIT: committed or not, the fence kept the order. The data tells.
-            log.warn("worker {} term {}: batch {} outcome UNKNOWN (connection lost during commit; deposed: {}): {}",
-                    cfg.workerId(), r.term(), key, u.deposed(), SampleDatabase.rootMessage(u));
+            log.warn(
+                    "worker {} term {}: batch {} outcome UNKNOWN (connection lost during commit; deposed: {}): {}",
+                    cfg.workerId(),
+                    r.term(),
+                    key,
+                    u.deposed(),
+                    SampleDatabase.rootMessage(u));
         } else if (r.error() instanceof SettlementJob.BatchChangedException) {
             log.info("worker {} term {}: batch {} abandoned: {}", cfg.workerId(), r.term(), key, error);
         } else {
             log.warn("worker {} term {}: batch {} {}: {}", cfg.workerId(), r.term(), key, outcome.toUpperCase(), error);
         }
         batchTimer.record(r.duration());
-        Counter.builder("fenceline_sample_batches").tag("outcome", outcome).description("Settlement batch attempts by outcome")
-                .register(registry).increment();
-        history.event("batch", "phase", "end", "term", r.term(), "batch_key", plan.key(), "outcome", outcome,
-                "payments", plan.size(), "error", error);
+        Counter.builder("fenceline_sample_batches")
+                .tag("outcome", outcome)
+                .description("Settlement batch attempts by outcome")
+                .register(registry)
+                .increment();
+        history.event(
+                "batch",
+                "phase",
+                "end",
+                "term",
+                r.term(),
+                "batch_key",
+                plan.key(),
+                "outcome",
+                outcome,
+                "payments",
+                plan.size(),
+                "error",
+                error);
     }
 
     @Override
     public void onTermFloorRaised(long databaseMark, long electionTerm, long floor) {
         history.event("term_floor", "db_mark", databaseMark, "etcd_term", electionTerm, "floor", floor);
-        log.info("worker {}: etcd term {} is not above the database mark {}: term floor raised to {}", cfg.workerId(),
-                electionTerm, databaseMark, floor);
+        log.info(
+                "worker {}: etcd term {} is not above the database mark {}: term floor raised to {}",
+                cfg.workerId(),
+                electionTerm,
+                databaseMark,
+                floor);
     }
 
     /** /health: {status, worker, election, state, term, valid, leader, leader_term, batches_committed, batches_rejected}. */

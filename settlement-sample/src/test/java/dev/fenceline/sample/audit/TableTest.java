@@ -10,7 +10,8 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class TableTest {
-    private final Table t = new Table(List.of("id", "leader_id", "business_key"),
+    private final Table t = new Table(
+            List.of("id", "leader_id", "business_key"),
             List.of(Arrays.asList(1L, "w1", "a,b"), Arrays.asList(2L, null, "say \"hi\"")));
 
     @Test

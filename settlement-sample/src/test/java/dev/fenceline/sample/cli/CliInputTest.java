@@ -9,8 +9,7 @@ import picocli.CommandLine;
 
 /** Bad input is refused before anything is contacted: no server runs in these tests. */
 class CliInputTest {
-    private record Run(int exit, String err, String out) {
-    }
+    private record Run(int exit, String err, String out) {}
 
     private static Run run(String... args) {
         CommandLine cl = FencelineCli.commandLine();
@@ -26,7 +25,9 @@ class CliInputTest {
     void negativePaymentCountIsRefusedWithExitCode2() {
         Run r = run("seed", "--payments", "-5", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/none");
         assertThat(r.exit()).isEqualTo(2);
-        assertThat(r.err()).contains("--payments must be between 1 and 10000000 (got -5)").contains("Nothing was changed");
+        assertThat(r.err())
+                .contains("--payments must be between 1 and 10000000 (got -5)")
+                .contains("Nothing was changed");
     }
 
     @Test
@@ -46,18 +47,59 @@ class CliInputTest {
     @Test
     void etcdTlsAndCredentialOptionsNamingMissingFilesAreRefusedNamingOptionAndPath(
             @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
-        String ca = java.nio.file.Files.writeString(dir.resolve("ca.pem"), "pem").toString();
+        String ca =
+                java.nio.file.Files.writeString(dir.resolve("ca.pem"), "pem").toString();
         String missing = dir.resolve("missing.pem").toString();
         String[][] rows = {
-            {"--etcd-ca names a file that does not exist or is not readable: '" + missing + "' (env FENCELINE_ETCD_CA)",
-                "--etcd", "https://127.0.0.1:2379", "--etcd-ca", missing},
-            {"--etcd-cert names a file that does not exist or is not readable: '" + missing + "' (env FENCELINE_ETCD_CERT)",
-                "--etcd", "https://127.0.0.1:2379", "--etcd-ca", ca, "--etcd-cert", missing, "--etcd-key", ca},
-            {"--etcd-key names a file that does not exist or is not readable: '" + missing + "' (env FENCELINE_ETCD_KEY)",
-                "--etcd", "https://127.0.0.1:2379", "--etcd-ca", ca, "--etcd-cert", ca, "--etcd-key", missing},
-            {"--etcd-password-file names a file that does not exist or is not readable: '" + missing
-                + "' (env FENCELINE_ETCD_PASSWORD_FILE)", "--etcd-user", "app", "--etcd-password-file", missing},
-            {"--etcd-cert and --etcd-key go together", "--etcd", "https://127.0.0.1:2379", "--etcd-ca", ca, "--etcd-cert", ca},
+            {
+                "--etcd-ca names a file that does not exist or is not readable: '" + missing
+                        + "' (env FENCELINE_ETCD_CA)",
+                "--etcd",
+                "https://127.0.0.1:2379",
+                "--etcd-ca",
+                missing
+            },
+            {
+                "--etcd-cert names a file that does not exist or is not readable: '" + missing
+                        + "' (env FENCELINE_ETCD_CERT)",
+                "--etcd",
+                "https://127.0.0.1:2379",
+                "--etcd-ca",
+                ca,
+                "--etcd-cert",
+                missing,
+                "--etcd-key",
+                ca
+            },
+            {
+                "--etcd-key names a file that does not exist or is not readable: '" + missing
+                        + "' (env FENCELINE_ETCD_KEY)",
+                "--etcd",
+                "https://127.0.0.1:2379",
+                "--etcd-ca",
+                ca,
+                "--etcd-cert",
+                ca,
+                "--etcd-key",
+                missing
+            },
+            {
+                "--etcd-password-file names a file that does not exist or is not readable: '" + missing
+                        + "' (env FENCELINE_ETCD_PASSWORD_FILE)",
+                "--etcd-user",
+                "app",
+                "--etcd-password-file",
+                missing
+            },
+            {
+                "--etcd-cert and --etcd-key go together",
+                "--etcd",
+                "https://127.0.0.1:2379",
+                "--etcd-ca",
+                ca,
+                "--etcd-cert",
+                ca
+            },
             {"--etcd-user and --etcd-password-file go together", "--etcd-user", "app"},
             {"--etcd https:// endpoints need --etcd-ca", "--etcd", "https://127.0.0.1:2379"},
             {"--etcd-ca needs https:// endpoints", "--etcd", "127.0.0.1:2379", "--etcd-ca", ca},
@@ -87,7 +129,8 @@ class CliInputTest {
         assertThat(run("seed").err()).contains("--payments");
         assertThat(run().exit()).isEqualTo(2);
         assertThat(run("audit").err()).contains("rejected or terms");
-        assertThat(run("audit", "rejected", "--format", "xml").err()).contains("--format must be one of table, json, csv");
+        assertThat(run("audit", "rejected", "--format", "xml").err())
+                .contains("--format must be one of table, json, csv");
         assertThat(run("audit", "rejected", "--since", "yesterday").err()).contains("--since must be an ISO-8601");
         assertThat(run("worker", "--ttl-ms", "2500").err()).contains("--ttl-ms must be whole seconds");
         assertThat(run("worker", "--batch-size", "0").exit()).isEqualTo(2);
@@ -97,7 +140,8 @@ class CliInputTest {
 
     @Test
     void everyCommandHasHelp() {
-        for (String cmd : new String[] {"migrate", "seed", "worker", "status", "resign", "pause", "resume", "verify", "demo"}) {
+        for (String cmd :
+                new String[] {"migrate", "seed", "worker", "status", "resign", "pause", "resume", "verify", "demo"}) {
             Run r = run(cmd, "--help");
             assertThat(r.exit()).as(cmd).isZero();
             assertThat(r.out()).as(cmd).contains("Usage: fenceline " + cmd);
@@ -110,6 +154,9 @@ class CliInputTest {
     @Test
     void commonOptionsDocumentTheirEnvironmentVariables() {
         String help = run("status", "--help").out();
-        assertThat(help).contains("FENCELINE_JDBC_URL").contains("FENCELINE_ETCD").contains("FENCELINE_ELECTION");
+        assertThat(help)
+                .contains("FENCELINE_JDBC_URL")
+                .contains("FENCELINE_ETCD")
+                .contains("FENCELINE_ELECTION");
     }
 }

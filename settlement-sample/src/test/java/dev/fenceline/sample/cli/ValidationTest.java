@@ -16,13 +16,18 @@ class ValidationTest {
 
     @Test
     void malformedJdbcUrlsAreNamedInTheMessage() {
-        assertThatThrownBy(() -> Validation.jdbcUrl("postgres://127.0.0.1/x")).isInstanceOf(BadInputException.class)
-                .hasMessageContaining("--jdbc-url").hasMessageContaining("postgres://127.0.0.1/x");
-        assertThatThrownBy(() -> Validation.jdbcUrl("jdbc:postgresql://127.0.0.1:99999/x")).isInstanceOf(BadInputException.class)
+        assertThatThrownBy(() -> Validation.jdbcUrl("postgres://127.0.0.1/x"))
+                .isInstanceOf(BadInputException.class)
+                .hasMessageContaining("--jdbc-url")
+                .hasMessageContaining("postgres://127.0.0.1/x");
+        assertThatThrownBy(() -> Validation.jdbcUrl("jdbc:postgresql://127.0.0.1:99999/x"))
+                .isInstanceOf(BadInputException.class)
                 .hasMessageContaining("--jdbc-url");
-        assertThatThrownBy(() -> Validation.jdbcUrl("jdbc:postgresql://127.0.0.1:abc/x")).isInstanceOf(BadInputException.class)
+        assertThatThrownBy(() -> Validation.jdbcUrl("jdbc:postgresql://127.0.0.1:abc/x"))
+                .isInstanceOf(BadInputException.class)
                 .hasMessageContaining("--jdbc-url");
-        assertThatThrownBy(() -> Validation.jdbcUrl("")).isInstanceOf(BadInputException.class)
+        assertThatThrownBy(() -> Validation.jdbcUrl(""))
+                .isInstanceOf(BadInputException.class)
                 .hasMessageContaining("FENCELINE_JDBC_URL");
     }
 
@@ -33,9 +38,16 @@ class ValidationTest {
         assertThat(Validation.etcdEndpoints("127.0.0.1:2379,https://etcd2:2379"))
                 .as("no scheme means http, as with etcdctl")
                 .containsExactly("http://127.0.0.1:2379", "https://etcd2:2379");
-        for (String bad : List.of("127.0.0.1", "http://127.0.0.1", "http://127.0.0.1:2379,,", "ftp://h:1", "http://h:70000",
+        for (String bad : List.of(
+                "127.0.0.1",
+                "http://127.0.0.1",
+                "http://127.0.0.1:2379,,",
+                "ftp://h:1",
+                "http://h:70000",
                 "http://h:1/v3/kv")) {
-            assertThatThrownBy(() -> Validation.etcdEndpoints(bad)).as(bad).isInstanceOf(BadInputException.class)
+            assertThatThrownBy(() -> Validation.etcdEndpoints(bad))
+                    .as(bad)
+                    .isInstanceOf(BadInputException.class)
                     .hasMessageContaining("--etcd");
         }
     }
@@ -45,14 +57,17 @@ class ValidationTest {
         assertThat(Validation.electionName("settlement")).isEqualTo("settlement");
         assertThat(Validation.electionName("shard-07_eu")).isEqualTo("shard-07_eu");
         for (String bad : new String[] {"", "Settlement", "a/b", "x'; drop table y; --", "-x", "a".repeat(64)}) {
-            assertThatThrownBy(() -> Validation.electionName(bad)).as(bad).isInstanceOf(BadInputException.class)
+            assertThatThrownBy(() -> Validation.electionName(bad))
+                    .as(bad)
+                    .isInstanceOf(BadInputException.class)
                     .hasMessageContaining("--election");
         }
     }
 
     @Test
     void numericRangesNameTheOptionTheLimitAndTheValue() {
-        assertThatThrownBy(() -> Validation.between("--payments", -5, 1, 10)).isInstanceOf(BadInputException.class)
+        assertThatThrownBy(() -> Validation.between("--payments", -5, 1, 10))
+                .isInstanceOf(BadInputException.class)
                 .hasMessage("--payments must be between 1 and 10 (got -5)");
         assertThat(Validation.between("--payments", 10, 1, 10)).isEqualTo(10);
     }

@@ -17,10 +17,15 @@ class DatabaseWaitTest {
 
     /** Pauses advance the fake clock instead of sleeping. */
     private DatabaseWait waitUpTo(Duration limit) {
-        return new DatabaseWait(limit, "--db-wait-ms", Duration.ofSeconds(1), d -> {
-            now.addAndGet(d.toNanos());
-            return false;
-        }, now::get);
+        return new DatabaseWait(
+                limit,
+                "--db-wait-ms",
+                Duration.ofSeconds(1),
+                d -> {
+                    now.addAndGet(d.toNanos());
+                    return false;
+                },
+                now::get);
     }
 
     private Supplier<SampleDatabase> failing(RuntimeException e) {
@@ -31,7 +36,8 @@ class DatabaseWaitTest {
     }
 
     private static SampleDatabase.UnreachableException unreachable() {
-        return new SampleDatabase.UnreachableException("cannot connect to PostgreSQL at jdbc:x: SQLSTATE 08001: refused",
+        return new SampleDatabase.UnreachableException(
+                "cannot connect to PostgreSQL at jdbc:x: SQLSTATE 08001: refused",
                 new SQLException("refused", "08001"));
     }
 
@@ -46,36 +52,50 @@ class DatabaseWaitTest {
 
     @Test
     void aLoginTheServerRefusesIsNotRetried() {
-        IllegalStateException refused = new IllegalStateException("PostgreSQL refused the connection: SQLSTATE 28P01",
+        IllegalStateException refused = new IllegalStateException(
+                "PostgreSQL refused the connection: SQLSTATE 28P01",
                 new SQLException("password authentication failed", "28P01"));
-        assertThatThrownBy(() -> waitUpTo(Duration.ofMinutes(5)).open(failing(refused))).isSameAs(refused);
+        assertThatThrownBy(() -> waitUpTo(Duration.ofMinutes(5)).open(failing(refused)))
+                .isSameAs(refused);
         assertThat(attempts).hasValue(1);
     }
 
     @Test
     void aBugIsNotRetried() {
         NullPointerException bug = new NullPointerException("bug");
-        assertThatThrownBy(() -> waitUpTo(Duration.ofMinutes(5)).open(failing(bug))).isSameAs(bug);
+        assertThatThrownBy(() -> waitUpTo(Duration.ofMinutes(5)).open(failing(bug)))
+                .isSameAs(bug);
         assertThat(attempts).hasValue(1);
     }
 
     @Test
     void aStopRequestedDuringTheWaitEndsItWithoutADatabase() throws InterruptedException {
-        DatabaseWait wait = new DatabaseWait(Duration.ofMinutes(5), "--db-wait-ms", Duration.ofSeconds(1), d -> true, now::get);
+        DatabaseWait wait =
+                new DatabaseWait(Duration.ofMinutes(5), "--db-wait-ms", Duration.ofSeconds(1), d -> true, now::get);
         assertThat(wait.open(failing(unreachable()))).isNull();
         assertThat(attempts).hasValue(1);
     }
 
     @Test
     void onlyConnectionFailuresThatGoAwayByThemselvesCountAsUnreachable() {
-        assertThat(SampleDatabase.isUnreachable(new RuntimeException(new SQLException("refused", "08001")))).isTrue();
-        assertThat(SampleDatabase.isUnreachable(new RuntimeException(new SQLException("pooler without server", "08P01")))).isTrue();
-        assertThat(SampleDatabase.isUnreachable(new SQLException("the database system is starting up", "57P03"))).isTrue();
-        assertThat(SampleDatabase.isUnreachable(new SQLException("not currently accepting connections", "55000"))).isTrue();
-        assertThat(SampleDatabase.isUnreachable(new RuntimeException(new ConnectException("Connection refused")))).isTrue();
-        assertThat(SampleDatabase.isUnreachable(new SQLException("password authentication failed", "28P01"))).isFalse();
-        assertThat(SampleDatabase.isUnreachable(new SQLException("role does not exist", "28000"))).isFalse();
-        assertThat(SampleDatabase.isUnreachable(new SQLException("database does not exist", "3D000"))).isFalse();
-        assertThat(SampleDatabase.isUnreachable(new IllegalArgumentException("bug"))).isFalse();
+        assertThat(SampleDatabase.isUnreachable(new RuntimeException(new SQLException("refused", "08001"))))
+                .isTrue();
+        assertThat(SampleDatabase.isUnreachable(
+                        new RuntimeException(new SQLException("pooler without server", "08P01"))))
+                .isTrue();
+        assertThat(SampleDatabase.isUnreachable(new SQLException("the database system is starting up", "57P03")))
+                .isTrue();
+        assertThat(SampleDatabase.isUnreachable(new SQLException("not currently accepting connections", "55000")))
+                .isTrue();
+        assertThat(SampleDatabase.isUnreachable(new RuntimeException(new ConnectException("Connection refused"))))
+                .isTrue();
+        assertThat(SampleDatabase.isUnreachable(new SQLException("password authentication failed", "28P01")))
+                .isFalse();
+        assertThat(SampleDatabase.isUnreachable(new SQLException("role does not exist", "28000")))
+                .isFalse();
+        assertThat(SampleDatabase.isUnreachable(new SQLException("database does not exist", "3D000")))
+                .isFalse();
+        assertThat(SampleDatabase.isUnreachable(new IllegalArgumentException("bug")))
+                .isFalse();
     }
 }

@@ -28,7 +28,9 @@ class CliBadInputIT {
     private void assertNothingChanged() throws Exception {
         assertThat(s.scalar("SELECT count(*) FROM settlement.payment")).isEqualTo(10);
         assertThat(s.scalar("SELECT count(*) FROM fencing.break_glass_log")).isEqualTo(1);
-        assertThat(s.etcd.etcdctl("get", "--prefix", "/fenceline/", "--keys-only").strip()).isEmpty();
+        assertThat(s.etcd.etcdctl("get", "--prefix", "/fenceline/", "--keys-only")
+                        .strip())
+                .isEmpty();
     }
 
     @Test
@@ -41,13 +43,23 @@ class CliBadInputIT {
 
     @Test
     void unknownElectionIsRefusedByEveryCommand() throws Exception {
-        for (List<String> cmd : List.of(List.of("seed", "--payments", "5"), List.of("status"), List.of("pause"), List.of("resume"),
-                List.of("resign"), List.of("verify"), List.of("audit", "rejected"), List.of("worker", "--id", "x"))) {
+        for (List<String> cmd : List.of(
+                List.of("seed", "--payments", "5"),
+                List.of("status"),
+                List.of("pause"),
+                List.of("resume"),
+                List.of("resign"),
+                List.of("verify"),
+                List.of("audit", "rejected"),
+                List.of("worker", "--id", "x"))) {
             List<String> args = new java.util.ArrayList<>(cmd);
             args.addAll(List.of("--jdbc-url", s.jdbcUrl, "--etcd", s.etcd.endpointsCsv(), "--election", "nope"));
             SampleProcesses.Result r = s.cliRaw(args);
             assertThat(r.exit()).as(cmd + ": " + r.stderr()).isEqualTo(2);
-            assertThat(r.stderr()).as(cmd.toString()).contains("unknown election 'nope'").contains("registered: settlement")
+            assertThat(r.stderr())
+                    .as(cmd.toString())
+                    .contains("unknown election 'nope'")
+                    .contains("registered: settlement")
                     .contains("Nothing was changed");
         }
         assertNothingChanged();
@@ -55,7 +67,8 @@ class CliBadInputIT {
 
     @Test
     void malformedJdbcUrlIsRefused() throws Exception {
-        SampleProcesses.Result r = s.cliRaw(List.of("seed", "--payments", "5", "--jdbc-url", "jdbc:postgresql://127.0.0.1:99999/x"));
+        SampleProcesses.Result r =
+                s.cliRaw(List.of("seed", "--payments", "5", "--jdbc-url", "jdbc:postgresql://127.0.0.1:99999/x"));
         assertThat(r.exit()).isEqualTo(2);
         assertThat(r.stderr()).contains("--jdbc-url port must be 1..65535 (got 99999)");
         r = s.cliRaw(List.of("status", "--jdbc-url", "postgresql://127.0.0.1/x"));
@@ -74,7 +87,8 @@ class CliBadInputIT {
 
     @Test
     void malformedEtcdEndpointIsRefused() throws Exception {
-        SampleProcesses.Result r = s.cliRaw(List.of("pause", "--jdbc-url", s.jdbcUrl, "--etcd", "ftp://127.0.0.1:2379"));
+        SampleProcesses.Result r =
+                s.cliRaw(List.of("pause", "--jdbc-url", s.jdbcUrl, "--etcd", "ftp://127.0.0.1:2379"));
         assertThat(r.exit()).isEqualTo(2);
         assertThat(r.stderr()).contains("--etcd endpoint must be host:port or start with http:// or https://");
         assertNothingChanged();
@@ -91,8 +105,11 @@ class CliBadInputIT {
                 args.addAll(opts);
                 SampleProcesses.Result r = s.cliRaw(args);
                 assertThat(r.exit()).as(args + ": " + r.stderr()).isEqualTo(2);
-                assertThat(r.stderr()).as(args.toString()).contains(opts.get(opts.size() - 2) + " names a file that does not "
-                        + "exist or is not readable: '" + missing + "'").contains("Nothing was changed");
+                assertThat(r.stderr())
+                        .as(args.toString())
+                        .contains(opts.get(opts.size() - 2) + " names a file that does not "
+                                + "exist or is not readable: '" + missing + "'")
+                        .contains("Nothing was changed");
             }
         }
         assertNothingChanged();
@@ -108,9 +125,11 @@ class CliBadInputIT {
 
     @Test
     void unreachableDatabaseIsAFailureWithAClearMessageNotAStackTrace() throws Exception {
-        SampleProcesses.Result r = s.cliRaw(List.of("verify", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/none?user=postgres"));
+        SampleProcesses.Result r =
+                s.cliRaw(List.of("verify", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/none?user=postgres"));
         assertThat(r.exit()).isEqualTo(1);
-        assertThat(r.stderr()).contains("fenceline verify: error: cannot connect to PostgreSQL at jdbc:postgresql://127.0.0.1:1/none")
+        assertThat(r.stderr())
+                .contains("fenceline verify: error: cannot connect to PostgreSQL at jdbc:postgresql://127.0.0.1:1/none")
                 .doesNotContain("\tat ");
     }
 }

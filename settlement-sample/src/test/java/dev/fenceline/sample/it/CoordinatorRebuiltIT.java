@@ -21,7 +21,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @ExtendWith({PostgresExtension.class, EtcdClusterExtension.class})
 class CoordinatorRebuiltIT {
     @Test
-    void workersRaiseTheTermFloorAboveTheDatabaseMarkAfterEtcdIsRebuiltFromNothing(TestDatabase db, EtcdCluster etcd) throws Exception {
+    void workersRaiseTheTermFloorAboveTheDatabaseMarkAfterEtcdIsRebuiltFromNothing(TestDatabase db, EtcdCluster etcd)
+            throws Exception {
         try (SampleProcesses s = new SampleProcesses(db, etcd, "rebuild")) {
             assertThat(s.cli("migrate").exit()).isZero();
             assertThat(s.cli("seed", "--payments", "6000").exit()).isZero();
@@ -30,19 +31,27 @@ class CoordinatorRebuiltIT {
             }
             s.startWorker("w1", "--ttl-ms", "3000", "--batch-size", "10", "--interval-ms", "50");
             s.startWorker("w2", "--ttl-ms", "3000", "--batch-size", "10", "--interval-ms", "50");
-            await("settling under term 5").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50))
+            await("settling under term 5")
+                    .atMost(Duration.ofSeconds(60))
+                    .pollInterval(Duration.ofMillis(50))
                     .until(() -> s.batchesOfTerm(5) >= 2);
             long mark = s.scalar("SELECT highest_accepted FROM fencing.high_water_mark WHERE resource = 'settlement'");
             assertThat(mark).isEqualTo(5);
 
-            etcd.rebuild();   // every member killed and wiped; a new cluster on the same ports: term counter back to 0
+            etcd.rebuild(); // every member killed and wiped; a new cluster on the same ports: term counter back to 0
             System.out.println("etcd rebuilt; settled so far: " + s.settled());
 
-            await("a term above the old mark settles").atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(100))
+            await("a term above the old mark settles")
+                    .atMost(Duration.ofSeconds(90))
+                    .pollInterval(Duration.ofMillis(100))
                     .until(() -> s.scalar("SELECT count(*) FROM settlement.settlement_batch WHERE term > 5") >= 1);
-            assertThat(Files.readString(s.history("w1")) + Files.readString(s.history("w2"))).contains("\"event\":\"term_floor\"");
+            assertThat(Files.readString(s.history("w1")) + Files.readString(s.history("w2")))
+                    .contains("\"event\":\"term_floor\"");
 
-            await("drained").atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(200)).until(() -> s.pending() == 0);
+            await("drained")
+                    .atMost(Duration.ofSeconds(120))
+                    .pollInterval(Duration.ofMillis(200))
+                    .until(() -> s.pending() == 0);
             s.stopWorkers();
             SampleProcesses.Result verify = s.cliWithHistories("verify");
             System.out.println(verify.stdout());

@@ -33,8 +33,7 @@ final class SampleProcesses implements AutoCloseable {
     static final String ELECTION = "settlement";
     private static final List<String> JVM = List.of("-Xmx192m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1");
 
-    record Result(int exit, String stdout, String stderr) {
-    }
+    record Result(int exit, String stdout, String stderr) {}
 
     final TestDatabase db;
     final EtcdCluster etcd;
@@ -42,6 +41,7 @@ final class SampleProcesses implements AutoCloseable {
     final String jdbcUrl;
     /** PostgreSQL directly (set-up steps such as migrate and seed when {@link #jdbcUrl} goes through a pooler). */
     final String directJdbcUrl;
+
     final Path dir;
     private final Map<String, ChildProcess> workers = new ConcurrentHashMap<>();
 
@@ -55,13 +55,15 @@ final class SampleProcesses implements AutoCloseable {
         this.etcd = etcd;
         this.directJdbcUrl = db.jdbcUrl() + "?user=" + db.user();
         this.jdbcUrl = jdbcUrl == null ? directJdbcUrl : jdbcUrl;
-        this.dir = Files.createDirectories(Path.of("target", "it-work", name + "-" + System.currentTimeMillis()).toAbsolutePath());
+        this.dir = Files.createDirectories(Path.of("target", "it-work", name + "-" + System.currentTimeMillis())
+                .toAbsolutePath());
     }
 
     static String jar() {
         String jar = System.getProperty("fenceline.jar");
         if (jar == null || !Files.isRegularFile(Path.of(jar))) {
-            throw new IllegalStateException("system property fenceline.jar must name the shaded jar (mvn verify sets it); got " + jar);
+            throw new IllegalStateException(
+                    "system property fenceline.jar must name the shaded jar (mvn verify sets it); got " + jar);
         }
         return jar;
     }
@@ -104,7 +106,8 @@ final class SampleProcesses implements AutoCloseable {
         try (ChildProcess p = ChildProcess.start("cli", ChildProcess.fencelineCommand(jar(), JVM, args), null, null)) {
             Integer exit = p.waitFor(Duration.ofSeconds(60));
             if (exit == null) {
-                throw new AssertionError("fenceline " + args + " did not finish within 60 s; stderr:\n" + p.stderrText());
+                throw new AssertionError(
+                        "fenceline " + args + " did not finish within 60 s; stderr:\n" + p.stderrText());
             }
             return new Result(exit, p.stdoutText(), p.stderrText());
         }
@@ -120,10 +123,12 @@ final class SampleProcesses implements AutoCloseable {
 
     /** A worker whose --etcd is {@code etcdEndpoints} instead of this harness's cluster. */
     ChildProcess startWorkerWithEtcd(String etcdEndpoints, String id, String... extra) {
-        List<String> a = new ArrayList<>(List.of("worker", "--id", id, "--history-file", history(id).toString()));
+        List<String> a = new ArrayList<>(
+                List.of("worker", "--id", id, "--history-file", history(id).toString()));
         a.addAll(List.of(extra));
         a.addAll(common(etcdEndpoints));
-        ChildProcess p = ChildProcess.start(id, ChildProcess.fencelineCommand(jar(), JVM, a), dir.resolve(id + ".log"), null);
+        ChildProcess p =
+                ChildProcess.start(id, ChildProcess.fencelineCommand(jar(), JVM, a), dir.resolve(id + ".log"), null);
         Reaper.get().watch(p.pid());
         workers.put(id, p);
         return p;
@@ -138,8 +143,11 @@ final class SampleProcesses implements AutoCloseable {
     }
 
     ElectionAdmin admin() {
-        return ElectionAdmin.connect(ElectionConfig.builder().endpoints(etcd.endpoints()).meterRegistry(new SimpleMeterRegistry())
-                .closeOnShutdown(false).build());
+        return ElectionAdmin.connect(ElectionConfig.builder()
+                .endpoints(etcd.endpoints())
+                .meterRegistry(new SimpleMeterRegistry())
+                .closeOnShutdown(false)
+                .build());
     }
 
     static Optional<LeaderRecord> leader(ElectionAdmin admin) {
@@ -151,7 +159,9 @@ final class SampleProcesses implements AutoCloseable {
     }
 
     long scalar(String sql) throws SQLException {
-        try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+        try (Connection c = db.dataSource().getConnection();
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery(sql)) {
             rs.next();
             return rs.getLong(1);
         }
@@ -179,8 +189,10 @@ final class SampleProcesses implements AutoCloseable {
      * runs {@code verify} over their histories, which must pass: "everything settled exactly once, by a live worker".
      */
     void awaitAllSettledByThenVerify(String worker) throws Exception {
-        await("the waiting worker settles everything").atMost(Duration.ofSeconds(90))
-                .pollInterval(Duration.ofMillis(200)).until(() -> pending() == 0);
+        await("the waiting worker settles everything")
+                .atMost(Duration.ofSeconds(90))
+                .pollInterval(Duration.ofMillis(200))
+                .until(() -> pending() == 0);
         assertThat(worker(worker).isAlive()).isTrue();
         stopWorkers();
         Result verify = cliWithHistories("verify");

@@ -44,35 +44,54 @@ class SettlementThroughPoolerIT {
     private static final int FREEZES = 3;
     /** A round can miss (the leader changes before it reaches its next batch); bounded retries. */
     private static final int MAX_ROUNDS = 6;
+
     private static final int INITIAL_PAYMENTS = 1_500;
     private static final int MIN_PENDING_BEFORE_FREEZE = 300;
     private static final int TOP_UP = 800;
     /** The fence's advisory lock namespace (pg_locks.classid of every fence lock). */
     private static final long FENCE_LOCK_CLASSID = 1178946115L;
-    private static final Pattern MARKER = Pattern.compile(Pattern.quote(Worker.PAUSE_MARKER)
-            + " worker=(\\S+) term=(\\d+) batch_key=(\\S+)");
+
+    private static final Pattern MARKER =
+            Pattern.compile(Pattern.quote(Worker.PAUSE_MARKER) + " worker=(\\S+) term=(\\d+) batch_key=(\\S+)");
     private static final ObjectMapper JSON = new ObjectMapper();
 
     /** One freeze of a leader inside its batch, and what became of that batch. */
-    record Freeze(String worker, long term, String batchKey, String nextLeader, long nextTerm, long terminatedSessions,
-                  String outcome) {
-    }
+    record Freeze(
+            String worker,
+            long term,
+            String batchKey,
+            String nextLeader,
+            long nextTerm,
+            long terminatedSessions,
+            String outcome) {}
 
     @Test
-    void workersBehindATransactionPoolerSettleEveryPaymentOnceThroughFreezesOfTheLeaderInsideItsWork(TestDatabase db,
-            EtcdCluster etcd) throws Exception {
+    void workersBehindATransactionPoolerSettleEveryPaymentOnceThroughFreezesOfTheLeaderInsideItsWork(
+            TestDatabase db, EtcdCluster etcd) throws Exception {
         long t0 = System.nanoTime();
-        try (PgBouncer bouncer = PgBouncer.start(db.server(),
-                PgBouncer.Options.defaults().poolMode("transaction").defaultPoolSize(2));
-             SampleProcesses s = new SampleProcesses(db, etcd, "pooled", bouncer.jdbcUrl(db.name()) + "&user=" + db.user());
-             ElectionAdmin admin = s.admin()) {
+        try (PgBouncer bouncer = PgBouncer.start(
+                        db.server(),
+                        PgBouncer.Options.defaults().poolMode("transaction").defaultPoolSize(2));
+                SampleProcesses s =
+                        new SampleProcesses(db, etcd, "pooled", bouncer.jdbcUrl(db.name()) + "&user=" + db.user());
+                ElectionAdmin admin = s.admin()) {
             // Set-up (schema, test payments) directly on PostgreSQL; the pooler is in the path of the workers and of
             // verify, status and audit.
             assertThat(s.cliDirect("migrate").exit()).isZero();
-            assertThat(s.cliDirect("seed", "--payments", Integer.toString(INITIAL_PAYMENTS)).exit()).isZero();
+            assertThat(s.cliDirect("seed", "--payments", Integer.toString(INITIAL_PAYMENTS))
+                            .exit())
+                    .isZero();
             for (String id : new String[] {"w1", "w2", "w3"}) {
-                s.startWorker(id, "--ttl-ms", "3000", "--batch-size", "10",
-                        "--interval-ms", "30", "--debug-pause-inside-batch-file", s.dir.resolve(id + ".pause").toString());
+                s.startWorker(
+                        id,
+                        "--ttl-ms",
+                        "3000",
+                        "--batch-size",
+                        "10",
+                        "--interval-ms",
+                        "30",
+                        "--debug-pause-inside-batch-file",
+                        s.dir.resolve(id + ".pause").toString());
             }
 
             List<Freeze> freezes = new ArrayList<>();
@@ -86,18 +105,24 @@ class SettlementThroughPoolerIT {
                 // 1. the current leader, once its first write has advanced the mark to its term
                 AtomicReference<LeaderRecord> leader = new AtomicReference<>();
                 long minTerm = floor;
-                await("a leader at term >= " + minTerm + " whose first write advanced the mark").atMost(Duration.ofSeconds(60))
+                await("a leader at term >= " + minTerm + " whose first write advanced the mark")
+                        .atMost(Duration.ofSeconds(60))
                         .pollInterval(Duration.ofMillis(50))
-                        .until(() -> SampleProcesses.leader(admin).filter(r -> r.term() >= minTerm)
+                        .until(() -> SampleProcesses.leader(admin)
+                                .filter(r -> r.term() >= minTerm)
                                 .filter(r -> uncheckedMark(s) == r.term() && uncheckedBatches(s, r.term()) >= 1)
-                                .map(r -> { leader.set(r); return true; }).orElse(false));
+                                .map(r -> {
+                                    leader.set(r);
+                                    return true;
+                                })
+                                .orElse(false));
 
                 // 2. freeze it INSIDE its next batch (updates written, not committed)
                 ChildProcess frozen = s.worker(leader.get().leaderId());
                 Path pause = s.dir.resolve(frozen.name() + ".pause");
                 Files.writeString(pause, "pause");
-                String line = frozen.awaitLine(l -> l.startsWith(Worker.PAUSE_MARKER) && !pausesSeen.contains(l),
-                        Duration.ofSeconds(20));
+                String line = frozen.awaitLine(
+                        l -> l.startsWith(Worker.PAUSE_MARKER) && !pausesSeen.contains(l), Duration.ofSeconds(20));
                 if (line == null) {
                     // it lost its leadership before its next batch: nothing frozen, try the next leader
                     Files.deleteIfExists(pause);
@@ -111,19 +136,31 @@ class SettlementThroughPoolerIT {
                 String key = m.group(3);
                 frozen.signal("STOP");
                 awaitStopped(frozen.pid(), true);
-                Files.delete(pause);   // once resumed, it goes on towards its commit
-                System.out.printf("round %d: SIGSTOP %s inside batch %s of term %d (%d settled)%n", round, frozen.name(),
-                        key.substring(0, Math.min(19, key.length())), frozenTerm, s.settled());
+                Files.delete(pause); // once resumed, it goes on towards its commit
+                System.out.printf(
+                        "round %d: SIGSTOP %s inside batch %s of term %d (%d settled)%n",
+                        round, frozen.name(), key.substring(0, Math.min(19, key.length())), frozenTerm, s.settled());
 
                 // 3. longer than the TTL: a new leader takes over, and its first write advances the mark
                 AtomicReference<LeaderRecord> next = new AtomicReference<>();
-                await("a new leader above term " + frozenTerm).atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50))
-                        .until(() -> SampleProcesses.leader(admin).filter(r -> r.term() > frozenTerm)
-                                .map(r -> { next.set(r); return true; }).orElse(false));
+                await("a new leader above term " + frozenTerm)
+                        .atMost(Duration.ofSeconds(60))
+                        .pollInterval(Duration.ofMillis(50))
+                        .until(() -> SampleProcesses.leader(admin)
+                                .filter(r -> r.term() > frozenTerm)
+                                .map(r -> {
+                                    next.set(r);
+                                    return true;
+                                })
+                                .orElse(false));
                 assertThat(next.get().leaderId()).isNotEqualTo(frozen.name());
-                await("the new leader's first commit").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50))
+                await("the new leader's first commit")
+                        .atMost(Duration.ofSeconds(60))
+                        .pollInterval(Duration.ofMillis(50))
                         .until(() -> s.batchesOfTerm(next.get().term()) >= 1);
-                assertThat(s.mark()).as("the mark after the new leader's first write").isGreaterThanOrEqualTo(next.get().term());
+                assertThat(s.mark())
+                        .as("the mark after the new leader's first write")
+                        .isGreaterThanOrEqualTo(next.get().term());
                 // The advance past the frozen term found the frozen transaction's fence lock through the pooler and
                 // terminated its server session (a pooled server session has no client of its own to notice).
                 long terminated = s.scalar("SELECT coalesce(sum(terminated_sessions), 0) FROM fencing.term_history "
@@ -134,47 +171,77 @@ class SettlementThroughPoolerIT {
                 frozen.signal("CONT");
                 awaitStopped(frozen.pid(), false);
                 AtomicReference<String> outcome = new AtomicReference<>();
-                await("the frozen batch to end").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50))
-                        .until(() -> outcomeOf(s.history(frozen.name()), frozenTerm, key).map(o -> { outcome.set(o); return true; })
+                await("the frozen batch to end")
+                        .atMost(Duration.ofSeconds(30))
+                        .pollInterval(Duration.ofMillis(50))
+                        .until(() -> outcomeOf(s.history(frozen.name()), frozenTerm, key)
+                                .map(o -> {
+                                    outcome.set(o);
+                                    return true;
+                                })
                                 .orElse(false));
-                Freeze f = new Freeze(frozen.name(), frozenTerm, key, next.get().leaderId(), next.get().term(), terminated,
+                Freeze f = new Freeze(
+                        frozen.name(),
+                        frozenTerm,
+                        key,
+                        next.get().leaderId(),
+                        next.get().term(),
+                        terminated,
                         outcome.get());
-                System.out.printf("round %d: SIGCONT %s; leader now %s (term %d, %d older session(s) terminated by the "
-                        + "advance); the frozen batch ended %s%n", round, frozen.name(), f.nextLeader(), f.nextTerm(),
-                        f.terminatedSessions(), f.outcome());
+                System.out.printf(
+                        "round %d: SIGCONT %s; leader now %s (term %d, %d older session(s) terminated by the "
+                                + "advance); the frozen batch ended %s%n",
+                        round, frozen.name(), f.nextLeader(), f.nextTerm(), f.terminatedSessions(), f.outcome());
                 assertThat(f.outcome()).as(f.toString()).isIn("rejected", "unknown");
                 assertThat(f.terminatedSessions()).as(f.toString()).isPositive();
                 assertThat(s.scalar("SELECT count(*) FROM settlement.settlement_batch WHERE idempotency_key = '" + key
-                        + "' AND term = " + frozenTerm)).as("the frozen batch did not commit: " + f).isZero();
+                                + "' AND term = " + frozenTerm))
+                        .as("the frozen batch did not commit: " + f)
+                        .isZero();
                 freezes.add(f);
                 floor = next.get().term();
             }
             assertThat(freezes).as("freezes of the leader inside its work").hasSize(FREEZES);
-            List<Freeze> rejected = freezes.stream().filter(f -> f.outcome().equals("rejected")).toList();
-            assertThat(rejected).as("frozen batches rejected by PostgreSQL (not merely lost at commit)").isNotEmpty();
+            List<Freeze> rejected =
+                    freezes.stream().filter(f -> f.outcome().equals("rejected")).toList();
+            assertThat(rejected)
+                    .as("frozen batches rejected by PostgreSQL (not merely lost at commit)")
+                    .isNotEmpty();
             for (Freeze f : rejected) {
-                assertThat(s.scalar("SELECT count(*) FROM fencing.rejected_write WHERE resource = '" + SampleProcesses.ELECTION
-                        + "' AND offered_term = " + f.term() + " AND business_key = '" + f.batchKey() + "'"))
-                        .as("audit row of " + f).isEqualTo(1);
+                assertThat(s.scalar("SELECT count(*) FROM fencing.rejected_write WHERE resource = '"
+                                + SampleProcesses.ELECTION + "' AND offered_term = " + f.term()
+                                + " AND business_key = '" + f.batchKey() + "'"))
+                        .as("audit row of " + f)
+                        .isEqualTo(1);
             }
 
             // 5. drain, stop, and nothing of the fence is left on PostgreSQL
-            await("all payments settled").atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(200))
+            await("all payments settled")
+                    .atMost(Duration.ofSeconds(120))
+                    .pollInterval(Duration.ofMillis(200))
                     .until(() -> s.pending() == 0);
             s.stopWorkers();
             long total = s.scalar("SELECT count(*) FROM settlement.payment");
-            long serverSessions = bouncer.admin("SHOW SERVERS").stream().filter(r -> db.name().equals(r.get("database"))).count();
-            System.out.printf("drained: %d payments; PgBouncer still holds %d server session(s) to %s%n", total, serverSessions,
-                    db.name());
-            assertThat(s.scalar("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = " + FENCE_LOCK_CLASSID))
-                    .as("fence advisory locks held by any backend").isZero();
-            assertThat(s.scalar("SELECT count(*) FROM fencing.entered_transactions")).as("entered transactions").isZero();
+            long serverSessions = bouncer.admin("SHOW SERVERS").stream()
+                    .filter(r -> db.name().equals(r.get("database")))
+                    .count();
+            System.out.printf(
+                    "drained: %d payments; PgBouncer still holds %d server session(s) to %s%n",
+                    total, serverSessions, db.name());
+            assertThat(s.scalar("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = "
+                            + FENCE_LOCK_CLASSID))
+                    .as("fence advisory locks held by any backend")
+                    .isZero();
+            assertThat(s.scalar("SELECT count(*) FROM fencing.entered_transactions"))
+                    .as("entered transactions")
+                    .isZero();
 
             // 6. verify, status and audit through the pooler
             SampleProcesses.Result verify = s.cliWithHistories("verify");
             System.out.println(verify.stdout());
             assertThat(verify.exit()).as(verify.stdout() + verify.stderr()).isZero();
-            assertThat(verify.stdout()).startsWith("verify OK: all " + total + " payments settled exactly once")
+            assertThat(verify.stdout())
+                    .startsWith("verify OK: all " + total + " payments settled exactly once")
                     .contains("rejected attempt(s) in the history files, all matched");
             SampleProcesses.Result status = s.cli("status", "--json");
             assertThat(status.exit()).as(status.stdout() + status.stderr()).isZero();
@@ -189,11 +256,17 @@ class SettlementThroughPoolerIT {
             }
 
             assertThat(s.settled()).isEqualTo(total);
-            assertThat(s.scalar("SELECT sum(payment_count) FROM settlement.settlement_batch")).isEqualTo(total);
+            assertThat(s.scalar("SELECT sum(payment_count) FROM settlement.settlement_batch"))
+                    .isEqualTo(total);
             assertThat(s.scalar("SELECT count(*) FROM settlement.payment p JOIN settlement.settlement_batch b "
-                    + "ON b.id = p.settlement_batch_id WHERE p.fencing_term <> b.term")).isZero();
-            System.out.printf("%d freezes (%d rejected and audited, %d outcome unknown), verify OK, %d s%n", freezes.size(),
-                    rejected.size(), freezes.size() - rejected.size(), (System.nanoTime() - t0) / 1_000_000_000L);
+                            + "ON b.id = p.settlement_batch_id WHERE p.fencing_term <> b.term"))
+                    .isZero();
+            System.out.printf(
+                    "%d freezes (%d rejected and audited, %d outcome unknown), verify OK, %d s%n",
+                    freezes.size(),
+                    rejected.size(),
+                    freezes.size() - rejected.size(),
+                    (System.nanoTime() - t0) / 1_000_000_000L);
         }
     }
 
@@ -223,10 +296,13 @@ class SettlementThroughPoolerIT {
             try {
                 n = JSON.readTree(line);
             } catch (IOException e) {
-                continue;   // a line still being written
+                continue; // a line still being written
             }
-            if (n != null && "batch".equals(n.path("event").asText()) && "end".equals(n.path("phase").asText())
-                    && n.path("term").asLong() == term && key.equals(n.path("batch_key").asText())) {
+            if (n != null
+                    && "batch".equals(n.path("event").asText())
+                    && "end".equals(n.path("phase").asText())
+                    && n.path("term").asLong() == term
+                    && key.equals(n.path("batch_key").asText())) {
                 return Optional.of(n.path("outcome").asText());
             }
         }
@@ -239,7 +315,9 @@ class SettlementThroughPoolerIT {
      */
     private static void awaitStopped(long pid, boolean stopped) {
         Path stat = Path.of("/proc", Long.toString(pid), "stat");
-        await("pid " + pid + (stopped ? " stopped" : " running")).atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(5))
+        await("pid " + pid + (stopped ? " stopped" : " running"))
+                .atMost(Duration.ofSeconds(5))
+                .pollInterval(Duration.ofMillis(5))
                 .until(() -> {
                     String text = Files.readString(stat);
                     String state = text.substring(text.lastIndexOf(')') + 2, text.lastIndexOf(')') + 3);

@@ -49,13 +49,26 @@ class StatusAndAuditIT {
         assertThat(s.cli("migrate").exit()).isZero();
         assertThat(s.cli("seed", "--payments", "300").exit()).isZero();
         try (ElectionAdmin admin = s.admin()) {
-            admin.ensureTermAtLeast(SampleProcesses.ELECTION, 5);   // so that term 1 is stale below
+            admin.ensureTermAtLeast(SampleProcesses.ELECTION, 5); // so that term 1 is stale below
         }
         metricsPort = FreePorts.next();
-        s.startWorker("w1", "--ttl-ms", "5000", "--batch-size", "50", "--interval-ms", "20", "--metrics-port", Integer.toString(metricsPort));
-        await("all settled").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).until(() -> s.pending() == 0);
+        s.startWorker(
+                "w1",
+                "--ttl-ms",
+                "5000",
+                "--batch-size",
+                "50",
+                "--interval-ms",
+                "20",
+                "--metrics-port",
+                Integer.toString(metricsPort));
+        await("all settled")
+                .atMost(Duration.ofSeconds(60))
+                .pollInterval(Duration.ofMillis(100))
+                .until(() -> s.pending() == 0);
         term = s.scalar("SELECT max(term) FROM settlement.settlement_batch");
-        // two writes that bypass the writer: one with a stale term, one without any: both rejected by the trigger and audited
+        // two writes that bypass the writer: one with a stale term, one without any: both rejected by the trigger and
+        // audited
         rawWrite("SET LOCAL fencing.term = '1'");
         rawWrite(null);
     }
@@ -93,9 +106,27 @@ class StatusAndAuditIT {
         for (Iterator<String> it = n.fieldNames(); it.hasNext(); ) {
             fields.add(it.next());
         }
-        assertThat(fields).containsExactly("election", "resource", "leader_id", "term", "lease_id", "lease_id_hex", "ttl_left_ms",
-                "acquired_at", "etcd_term", "paused", "db_mark", "marks", "payments_pending", "payments_settled", "batches",
-                "rejected_writes", "etcd_ok", "database_ok", "errors");
+        assertThat(fields)
+                .containsExactly(
+                        "election",
+                        "resource",
+                        "leader_id",
+                        "term",
+                        "lease_id",
+                        "lease_id_hex",
+                        "ttl_left_ms",
+                        "acquired_at",
+                        "etcd_term",
+                        "paused",
+                        "db_mark",
+                        "marks",
+                        "payments_pending",
+                        "payments_settled",
+                        "batches",
+                        "rejected_writes",
+                        "etcd_ok",
+                        "database_ok",
+                        "errors");
         assertThat(n.get("election").asText()).isEqualTo("settlement");
         assertThat(n.get("leader_id").asText()).isEqualTo("w1");
         assertThat(n.get("term").asLong()).isEqualTo(term).isGreaterThanOrEqualTo(5);
@@ -120,7 +151,9 @@ class StatusAndAuditIT {
     void statusTextNamesLeaderTermAndCounts() throws Exception {
         SampleProcesses.Result r = s.cli("status");
         assertThat(r.exit()).isZero();
-        assertThat(r.stdout()).contains("leader        w1  term " + term).contains("0 pending, 300 settled in 6 batches")
+        assertThat(r.stdout())
+                .contains("leader        w1  term " + term)
+                .contains("0 pending, 300 settled in 6 batches")
                 .contains("2 stale/term-less writes audited");
     }
 
@@ -150,11 +183,13 @@ class StatusAndAuditIT {
         SampleProcesses.Result csv = s.cli("audit", "rejected", "--format", "csv");
         List<String> lines = csv.stdout().lines().toList();
         assertThat(lines).hasSize(3);
-        assertThat(lines.get(0)).isEqualTo("id,rejected_at,resource,offered_term,highest_accepted,leader_id,reason,source,table_name,"
-                + "operation,business_key,db_user,application_name");
+        assertThat(lines.get(0))
+                .isEqualTo("id,rejected_at,resource,offered_term,highest_accepted,leader_id,reason,source,table_name,"
+                        + "operation,business_key,db_user,application_name");
         assertThat(lines.get(1)).contains(",settlement,1," + term + ",");
 
-        SampleProcesses.Result future = s.cli("audit", "rejected", "--since", "2999-01-01T00:00:00Z", "--format", "json");
+        SampleProcesses.Result future =
+                s.cli("audit", "rejected", "--since", "2999-01-01T00:00:00Z", "--format", "json");
         assertThat(JSON.readTree(future.stdout())).isEmpty();
     }
 
@@ -176,13 +211,20 @@ class StatusAndAuditIT {
     @Order(5)
     void workerServesPrometheusMetricsAndHealth() throws Exception {
         HttpClient http = HttpClient.newHttpClient();
-        HttpResponse<String> metrics = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + metricsPort + "/metrics")).build(),
+        HttpResponse<String> metrics = http.send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + metricsPort + "/metrics"))
+                        .build(),
                 HttpResponse.BodyHandlers.ofString());
         assertThat(metrics.statusCode()).isEqualTo(200);
-        assertThat(metrics.body()).contains("fenceline_sample_batches_total{").contains("outcome=\"committed\"")
-                .contains("fenceline_sample_payments_settled_total").contains("fenceline_sample_leader{")
+        assertThat(metrics.body())
+                .contains("fenceline_sample_batches_total{")
+                .contains("outcome=\"committed\"")
+                .contains("fenceline_sample_payments_settled_total")
+                .contains("fenceline_sample_leader{")
                 .contains("worker=\"w1\"");
-        HttpResponse<String> health = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + metricsPort + "/health")).build(),
+        HttpResponse<String> health = http.send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + metricsPort + "/health"))
+                        .build(),
                 HttpResponse.BodyHandlers.ofString());
         assertThat(health.statusCode()).isEqualTo(200);
         JsonNode h = JSON.readTree(health.body());
@@ -199,19 +241,29 @@ class StatusAndAuditIT {
             SampleProcesses.Result pause = s.cli("pause");
             assertThat(pause.exit()).as(pause.stderr()).isZero();
             assertThat(admin.isPaused(SampleProcesses.ELECTION)).isTrue();
-            await("leader gone").atMost(Duration.ofSeconds(30)).until(() -> SampleProcesses.leader(admin).isEmpty());
-            assertThat(JSON.readTree(s.cli("status", "--json").stdout()).get("paused").asBoolean()).isTrue();
+            await("leader gone")
+                    .atMost(Duration.ofSeconds(30))
+                    .until(() -> SampleProcesses.leader(admin).isEmpty());
+            assertThat(JSON.readTree(s.cli("status", "--json").stdout())
+                            .get("paused")
+                            .asBoolean())
+                    .isTrue();
 
             assertThat(s.cli("resume").exit()).isZero();
-            await("a leader again").atMost(Duration.ofSeconds(30)).until(() -> SampleProcesses.leader(admin).isPresent());
+            await("a leader again")
+                    .atMost(Duration.ofSeconds(30))
+                    .until(() -> SampleProcesses.leader(admin).isPresent());
             long resumedTerm = SampleProcesses.leader(admin).orElseThrow().term();
             assertThat(resumedTerm).isGreaterThan(term);
 
             SampleProcesses.Result resign = s.cli("resign");
             assertThat(resign.exit()).as(resign.stderr()).isZero();
             assertThat(resign.stdout()).contains("term " + resumedTerm);
-            await("a new term after resign").atMost(Duration.ofSeconds(30))
-                    .until(() -> SampleProcesses.leader(admin).map(r -> r.term() > resumedTerm).orElse(false));
+            await("a new term after resign")
+                    .atMost(Duration.ofSeconds(30))
+                    .until(() -> SampleProcesses.leader(admin)
+                            .map(r -> r.term() > resumedTerm)
+                            .orElse(false));
         }
     }
 }

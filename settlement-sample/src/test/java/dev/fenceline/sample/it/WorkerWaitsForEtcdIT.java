@@ -31,10 +31,13 @@ class WorkerWaitsForEtcdIT {
             etcd.members().forEach(EtcdMember::kill);
             try {
                 ChildProcess w = s.startWorker("w1", "--ttl-ms", "3000", "--batch-size", "50", "--interval-ms", "50");
-                await("the worker reports it is waiting for etcd").atMost(Duration.ofSeconds(60))
+                await("the worker reports it is waiting for etcd")
+                        .atMost(Duration.ofSeconds(60))
                         .pollInterval(Duration.ofMillis(100))
                         .until(() -> w.stderrText().contains("cannot reach etcd yet") || !w.isAlive());
-                assertThat(w.isAlive()).as("the worker exited instead of waiting:\n" + w.stderrText()).isTrue();
+                assertThat(w.isAlive())
+                        .as("the worker exited instead of waiting:\n" + w.stderrText())
+                        .isTrue();
             } finally {
                 etcd.members().forEach(EtcdMember::restart);
             }
@@ -57,12 +60,17 @@ class WorkerWaitsForEtcdIT {
         try (SampleProcesses s = new SampleProcesses(db, etcd, "etcd-not-etcd")) {
             assertThat(s.cli("migrate").exit()).isZero();
             ChildProcess w = s.startWorkerWithEtcd(endpoint, "w1", "--ttl-ms", "3000");
-            await("the worker exits or retries").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
+            await("the worker exits or retries")
+                    .atMost(Duration.ofSeconds(60))
+                    .pollInterval(Duration.ofMillis(100))
                     .until(() -> !w.isAlive() || w.stderrText().contains("retrying"));
             assertThat(w.stderrText()).doesNotContain("retrying");
             assertThat(w.waitFor(Duration.ofSeconds(30))).as(w.stderrText()).isEqualTo(1);
-            assertThat(w.stderrText()).contains("etcd at [" + endpoint + "] cannot be used")
-                    .contains("not retried").contains("not an etcd client URL").contains("--etcd for the endpoints");
+            assertThat(w.stderrText())
+                    .contains("etcd at [" + endpoint + "] cannot be used")
+                    .contains("not retried")
+                    .contains("not an etcd client URL")
+                    .contains("--etcd for the endpoints");
         } finally {
             http.stop(0);
         }

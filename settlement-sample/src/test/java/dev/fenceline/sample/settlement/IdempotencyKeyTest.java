@@ -29,9 +29,11 @@ class IdempotencyKeyTest {
 
     @Test
     void emptyOrNonPositiveIdsAreRefused() {
-        assertThatThrownBy(() -> IdempotencyKey.of(List.of())).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> IdempotencyKey.of(List.of()))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("at least one payment");
-        assertThatThrownBy(() -> IdempotencyKey.of(0L, 1L)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> IdempotencyKey.of(0L, 1L))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("positive");
     }
 }

@@ -22,19 +22,42 @@ class HistoryLogTest {
             h.event("batch", "phase", "start", "term", 7L, "batch_key", "sha256:ab", "payments", 100);
             // written and flushed line by line: readable before close
             assertThat(Files.readAllLines(f)).hasSize(2);
-            h.event("batch", "phase", "end", "term", 7L, "batch_key", "sha256:ab", "outcome", "committed", "payments", 100,
-                    "error", null);
+            h.event(
+                    "batch",
+                    "phase",
+                    "end",
+                    "term",
+                    7L,
+                    "batch_key",
+                    "sha256:ab",
+                    "outcome",
+                    "committed",
+                    "payments",
+                    100,
+                    "error",
+                    null);
         }
         List<String> lines = Files.readAllLines(f);
         assertThat(lines).hasSize(3);
         JsonNode end = JSON.readTree(lines.get(2));
-        assertThat(end.fieldNames()).toIterable().containsExactly("ts_wall_ms", "ts_mono_ns", "worker", "event", "phase", "term",
-                "batch_key", "outcome", "payments");
+        assertThat(end.fieldNames())
+                .toIterable()
+                .containsExactly(
+                        "ts_wall_ms",
+                        "ts_mono_ns",
+                        "worker",
+                        "event",
+                        "phase",
+                        "term",
+                        "batch_key",
+                        "outcome",
+                        "payments");
         assertThat(end.get("worker").asText()).isEqualTo("w1");
         assertThat(end.get("outcome").asText()).isEqualTo("committed");
         assertThat(end.get("term").asLong()).isEqualTo(7);
         assertThat(JSON.readTree(lines.get(0)).get("state").asText()).isEqualTo("LEADER");
-        assertThat(JSON.readTree(lines.get(0)).get("ts_mono_ns").asLong()).isLessThanOrEqualTo(end.get("ts_mono_ns").asLong());
+        assertThat(JSON.readTree(lines.get(0)).get("ts_mono_ns").asLong())
+                .isLessThanOrEqualTo(end.get("ts_mono_ns").asLong());
     }
 
     @Test

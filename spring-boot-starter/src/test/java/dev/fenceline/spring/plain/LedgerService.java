@@ -19,6 +19,7 @@ import org.springframework.stereotype.Service;
  */
 @Service
 public class LedgerService {
+    // spotless:off (the docs show this region as it is)
     // tag::own-writes[]
     private final LeaderElection election;   // fenceline.election.name, started with the context
     private final FencedWriter writer;       // on the application's DataSource
@@ -43,4 +44,5 @@ public class LedgerService {
         }
     }
     // end::own-writes[]
+    // spotless:on
 }

@@ -8,6 +8,7 @@ import org.springframework.boot.autoconfigure.SpringBootApplication;
  * {@link SettlementTask} settles requests only while leader, {@link FreezePoint} lets a test freeze the leader right
  * before a fenced transaction begins (as a GC pause or a stopped VM would).
  */
+// spotless:off (the docs show this region as it is)
 // tag::minimal-app[]
 @SpringBootApplication
 public class SampleApplication {
@@ -16,3 +17,4 @@ public class SampleApplication {
     }
 }
 // end::minimal-app[]
+// spotless:on

@@ -27,6 +27,8 @@ public class SettlementTask {
         this.candidateId = properties.getElection().candidateId();
     }
 
+    // spotless:off (the docs show this region as it is)
+
     // tag::minimal-task[]
     @FencedLeaderTask                       // resource and election: fenceline.election.name
     long settle(FencedContext ctx) {        // one fenced transaction per run, only while leader
@@ -39,4 +41,5 @@ public class SettlementTask {
         return ctx.insertInto(SETTLEMENT).set(REQUEST_ID, next).set(SETTLED_BY, candidateId).execute();
     }
     // end::minimal-task[]
+    // spotless:on
 }

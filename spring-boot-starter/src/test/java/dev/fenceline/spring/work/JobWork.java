@@ -24,13 +24,16 @@ public class JobWork implements TaskWork<Long> {
 
     @Override
     public Long plan(RunContext run) {
-        return jdbc.query("SELECT id FROM job WHERE id NOT IN (SELECT job_id FROM job_done) ORDER BY id LIMIT 1",
+        return jdbc.query(
+                "SELECT id FROM job WHERE id NOT IN (SELECT job_id FROM job_done) ORDER BY id LIMIT 1",
                 rs -> rs.next() ? rs.getLong(1) : null);
     }
 
     @Override
     public long run(FencedContext ctx, Long job) {
-        return ctx.insertInto(table(name("job_done"))).set(field(name("job_id"), Long.class), job).execute();
+        return ctx.insertInto(table(name("job_done")))
+                .set(field(name("job_id"), Long.class), job)
+                .execute();
     }
 
     @Override

@@ -10,21 +10,56 @@ import java.util.Map;
  * between a leader of a wiped coordinator and a leader of its replacement: expected, not a violation (the database
  * fence rejects the old term).
  */
-public record CheckResult(long seed, List<Violation> violations, List<FaultOutcome> faultOutcomes,
-                          long leaderOverlapNs, long crossRebuildOverlapNs, boolean validityAvailable,
-                          Map<Check, Integer> checkedItems, AsyncLoss asyncLoss, long etcdStallOverlapNs,
-                          RogueSummary rogue) {
+public record CheckResult(
+        long seed,
+        List<Violation> violations,
+        List<FaultOutcome> faultOutcomes,
+        long leaderOverlapNs,
+        long crossRebuildOverlapNs,
+        boolean validityAvailable,
+        Map<Check, Integer> checkedItems,
+        AsyncLoss asyncLoss,
+        long etcdStallOverlapNs,
+        RogueSummary rogue) {
 
-    public CheckResult(long seed, List<Violation> violations, List<FaultOutcome> faultOutcomes, long leaderOverlapNs,
-                       long crossRebuildOverlapNs, boolean validityAvailable, Map<Check, Integer> checkedItems,
-                       AsyncLoss asyncLoss) {
-        this(seed, violations, faultOutcomes, leaderOverlapNs, crossRebuildOverlapNs, validityAvailable, checkedItems,
-                asyncLoss, 0, RogueSummary.NONE);
+    public CheckResult(
+            long seed,
+            List<Violation> violations,
+            List<FaultOutcome> faultOutcomes,
+            long leaderOverlapNs,
+            long crossRebuildOverlapNs,
+            boolean validityAvailable,
+            Map<Check, Integer> checkedItems,
+            AsyncLoss asyncLoss) {
+        this(
+                seed,
+                violations,
+                faultOutcomes,
+                leaderOverlapNs,
+                crossRebuildOverlapNs,
+                validityAvailable,
+                checkedItems,
+                asyncLoss,
+                0,
+                RogueSummary.NONE);
     }
 
-    public CheckResult(long seed, List<Violation> violations, List<FaultOutcome> faultOutcomes, long leaderOverlapNs,
-                       long crossRebuildOverlapNs, boolean validityAvailable, Map<Check, Integer> checkedItems) {
-        this(seed, violations, faultOutcomes, leaderOverlapNs, crossRebuildOverlapNs, validityAvailable, checkedItems,
+    public CheckResult(
+            long seed,
+            List<Violation> violations,
+            List<FaultOutcome> faultOutcomes,
+            long leaderOverlapNs,
+            long crossRebuildOverlapNs,
+            boolean validityAvailable,
+            Map<Check, Integer> checkedItems) {
+        this(
+                seed,
+                violations,
+                faultOutcomes,
+                leaderOverlapNs,
+                crossRebuildOverlapNs,
+                validityAvailable,
+                checkedItems,
                 AsyncLoss.NONE);
     }
 
@@ -73,7 +108,9 @@ public record CheckResult(long seed, List<Violation> violations, List<FaultOutco
             sb.append("history check passed (seed ").append(seed).append(")");
         } else {
             List<Violation> safety = safetyViolations();
-            sb.append(safety.size()).append(" violation(s) (seed ").append(seed)
+            sb.append(safety.size())
+                    .append(" violation(s) (seed ")
+                    .append(seed)
                     .append("; rerun with the same seed to reproduce the fault schedule):");
             for (Violation v : safety) {
                 sb.append("\n  - ").append(v);
@@ -87,10 +124,15 @@ public record CheckResult(long seed, List<Violation> violations, List<FaultOutco
             }
         }
         if (!lost.isEmpty()) {
-            sb.append("\nacknowledged commits lost by a failover to an asynchronous standby (durability, expected without "
-                    + "a synchronous standby; not a fencing violation): ").append(asyncLoss.payments())
-                    .append(" inserted payment(s), ").append(asyncLoss.batches()).append(" batch(es) reported committed, ")
-                    .append(asyncLoss.auditRows()).append(" audit row(s) of rejected attempts:");
+            sb.append(
+                            "\nacknowledged commits lost by a failover to an asynchronous standby (durability, expected without "
+                                    + "a synchronous standby; not a fencing violation): ")
+                    .append(asyncLoss.payments())
+                    .append(" inserted payment(s), ")
+                    .append(asyncLoss.batches())
+                    .append(" batch(es) reported committed, ")
+                    .append(asyncLoss.auditRows())
+                    .append(" audit row(s) of rejected attempts:");
             for (Violation v : lost) {
                 sb.append("\n  - ").append(v.explanation());
             }

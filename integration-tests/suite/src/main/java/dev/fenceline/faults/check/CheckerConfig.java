@@ -15,8 +15,8 @@ import java.util.Objects;
  *                             a stalled etcd member's aftermath (validity overlaps reported apart) lasts 3 TTL + 1 s
  *                             after its heal (a delayed fdatasync of TTL + 1 s, then a lease's TTL twice)
  */
-public record CheckerConfig(Duration livenessBound, Duration markTimeAmbiguity, boolean requireValidityWindows,
-                            Duration ttl) {
+public record CheckerConfig(
+        Duration livenessBound, Duration markTimeAmbiguity, boolean requireValidityWindows, Duration ttl) {
     /** With the soak's default TTL of 3 s. */
     public CheckerConfig(Duration livenessBound, Duration markTimeAmbiguity, boolean requireValidityWindows) {
         this(livenessBound, markTimeAmbiguity, requireValidityWindows, Duration.ofSeconds(3));

@@ -13,8 +13,8 @@ import dev.fenceline.faults.history.FaultRecord;
  * @param successorNs injection → first worker state LEADER with a term above every term led before the injection
  *                    (and the mark), before the next injection (-1 if none)
  */
-public record FaultOutcome(FaultRecord fault, long recoveryNs, long failoverNs, int committed, int rejected,
-                           long successorNs) {
+public record FaultOutcome(
+        FaultRecord fault, long recoveryNs, long failoverNs, int committed, int rejected, long successorNs) {
     public FaultOutcome(FaultRecord fault, long recoveryNs, long failoverNs, int committed, int rejected) {
         this(fault, recoveryNs, failoverNs, committed, rejected, -1);
     }

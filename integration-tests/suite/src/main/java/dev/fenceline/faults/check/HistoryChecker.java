@@ -13,7 +13,6 @@ import dev.fenceline.faults.history.TermMark;
 import dev.fenceline.faults.history.ValidityWindow;
 import dev.fenceline.faults.history.WorkerExit;
 import dev.fenceline.faults.nemesis.Faults;
-
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -53,8 +52,8 @@ public final class HistoryChecker {
         checkWorkerExits(h, out, items);
         List<Violation> all = out;
         AsyncLoss loss = new AsyncLoss(count(all, LOST_PAYMENTS), count(all, LOST_BATCH), count(all, LOST_AUDIT_ROW));
-        return new CheckResult(h.seed, capped(out), outcomes, overlap[0], overlap[1], validity, items, loss, overlap[2],
-                rogue);
+        return new CheckResult(
+                h.seed, capped(out), outcomes, overlap[0], overlap[1], validity, items, loss, overlap[2], rogue);
     }
 
     private static final String LOST_PAYMENTS = "inserted payment(s) missing";
@@ -66,7 +65,10 @@ public final class HistoryChecker {
         int n = 0;
         for (Violation v : all) {
             if (v.check() == Check.LOST_BY_ASYNC_FAILOVER && v.explanation().contains(sort)) {
-                n += LOST_PAYMENTS.equals(sort) ? Integer.parseInt(v.explanation().substring(0, v.explanation().indexOf(' '))) : 1;
+                n += LOST_PAYMENTS.equals(sort)
+                        ? Integer.parseInt(
+                                v.explanation().substring(0, v.explanation().indexOf(' ')))
+                        : 1;
             }
         }
         return n;
@@ -95,8 +97,10 @@ public final class HistoryChecker {
         CommittedBatch highest = null;
         for (CommittedBatch b : h.batchesInCommitOrder) {
             if (highest != null && b.term() < highest.term()) {
-                out.add(new Violation(Check.A_TERMS_NEVER_GO_BACKWARDS, b.describe() + " committed after "
-                        + highest.describe() + ": term went back from " + highest.term() + " to " + b.term()));
+                out.add(new Violation(
+                        Check.A_TERMS_NEVER_GO_BACKWARDS,
+                        b.describe() + " committed after " + highest.describe() + ": term went back from "
+                                + highest.term() + " to " + b.term()));
             }
             if (highest == null || b.term() > highest.term()) {
                 highest = b;
@@ -118,8 +122,11 @@ public final class HistoryChecker {
         marks.sort(Comparator.comparing(TermMark::acceptedAt).thenComparingLong(TermMark::term));
         for (CommittedBatch b : h.batchesInCommitOrder) {
             if (!acceptedTerms.contains(b.term())) {
-                out.add(new Violation(Check.B_NO_STALE_COMMIT, b.describe() + " carries term " + b.term()
-                        + " which the fence never accepted (no term_history row for resource '" + h.resource + "')"));
+                out.add(new Violation(
+                        Check.B_NO_STALE_COMMIT,
+                        b.describe() + " carries term " + b.term()
+                                + " which the fence never accepted (no term_history row for resource '" + h.resource
+                                + "')"));
             }
             if (b.committedAt() == null) {
                 continue;
@@ -132,9 +139,11 @@ public final class HistoryChecker {
                 }
             }
             if (inForce != null && inForce.term() > b.term()) {
-                out.add(new Violation(Check.B_NO_STALE_COMMIT, b.describe() + " committed with term " + b.term()
-                        + " but the mark was already " + inForce.term() + " (accepted " + inForce.acceptedAt()
-                        + " for leader " + inForce.leaderId() + "): a stale write committed"));
+                out.add(new Violation(
+                        Check.B_NO_STALE_COMMIT,
+                        b.describe() + " committed with term " + b.term()
+                                + " but the mark was already " + inForce.term() + " (accepted " + inForce.acceptedAt()
+                                + " for leader " + inForce.leaderId() + "): a stale write committed"));
             }
         }
         // The workers' view must agree with the database: an attempt told "rejected" must not have committed.
@@ -145,8 +154,9 @@ public final class HistoryChecker {
             }
             for (CommittedBatch b : byKey.getOrDefault(a.batchKey(), List.of())) {
                 if (b.term() == a.term() && sameLeader(b.leaderId(), a.worker())) {
-                    out.add(new Violation(Check.B_NO_STALE_COMMIT, a.describe()
-                            + " was reported rejected, but the database committed it as " + b.describe()));
+                    out.add(new Violation(
+                            Check.B_NO_STALE_COMMIT,
+                            a.describe() + " was reported rejected, but the database committed it as " + b.describe()));
                 }
             }
         }
@@ -186,8 +196,10 @@ public final class HistoryChecker {
             String what = a.describe() + " was rejected but fencing.rejected_write has no row for offered_term "
                     + a.term() + " and leader " + a.worker();
             FaultRecord failover = asyncFailoverAfter(h, a.ended() ? a.endMonoNs() : a.startMonoNs());
-            out.add(failover == null ? new Violation(Check.C_REJECTIONS_AUDITED, what)
-                    : new Violation(Check.LOST_BY_ASYNC_FAILOVER, what + lostBy(failover)));
+            out.add(
+                    failover == null
+                            ? new Violation(Check.C_REJECTIONS_AUDITED, what)
+                            : new Violation(Check.LOST_BY_ASYNC_FAILOVER, what + lostBy(failover)));
         }
         items.put(Check.C_REJECTIONS_AUDITED, checked);
     }
@@ -216,7 +228,9 @@ public final class HistoryChecker {
         if (leaderId == null || worker == null) {
             return false;
         }
-        return leaderId.equals(worker) || leaderId.startsWith(worker + "@") || leaderId.startsWith(worker + "/")
+        return leaderId.equals(worker)
+                || leaderId.startsWith(worker + "@")
+                || leaderId.startsWith(worker + "/")
                 || leaderId.startsWith(worker + ":");
     }
 
@@ -237,32 +251,41 @@ public final class HistoryChecker {
         for (Long id : h.insertedPaymentIds) {
             if (!payments.containsKey(id)) {
                 if (anyAsyncFailover == null) {
-                    out.add(new Violation(Check.D_EXACTLY_ONCE, "payment " + id
-                            + " was inserted but is missing from the database (lost)"));
+                    out.add(new Violation(
+                            Check.D_EXACTLY_ONCE,
+                            "payment " + id + " was inserted but is missing from the database (lost)"));
                 } else {
                     missing.add(id);
                 }
             }
         }
         if (!missing.isEmpty()) {
-            out.add(new Violation(Check.LOST_BY_ASYNC_FAILOVER, missing.size() + " " + LOST_PAYMENTS
-                    + " from the database (ids " + ranges(missing) + "): inserts carry no time; the run failed over to "
-                    + "an asynchronous standby (first: fault #" + anyAsyncFailover.index() + " " + anyAsyncFailover.kind()
-                    + "), which lost what the old primary had acknowledged last"));
+            out.add(new Violation(
+                    Check.LOST_BY_ASYNC_FAILOVER,
+                    missing.size() + " " + LOST_PAYMENTS
+                            + " from the database (ids " + ranges(missing)
+                            + "): inserts carry no time; the run failed over to "
+                            + "an asynchronous standby (first: fault #" + anyAsyncFailover.index() + " "
+                            + anyAsyncFailover.kind()
+                            + "), which lost what the old primary had acknowledged last"));
         }
         Map<Long, Integer> referencing = new HashMap<>();
         Map<Long, Long> referencingCents = new HashMap<>();
         int settled = 0;
         for (Payment p : h.payments) {
             if (!p.settled()) {
-                out.add(new Violation(Check.D_EXACTLY_ONCE, "payment " + p.id() + " is still " + p.status()
-                        + " after healing and draining (lost: never settled)"));
+                out.add(new Violation(
+                        Check.D_EXACTLY_ONCE,
+                        "payment " + p.id() + " is still " + p.status()
+                                + " after healing and draining (lost: never settled)"));
                 continue;
             }
             settled++;
             if (p.batchId() == null || !batches.containsKey(p.batchId())) {
-                out.add(new Violation(Check.D_EXACTLY_ONCE, "payment " + p.id() + " is SETTLED by batch "
-                        + p.batchId() + " which does not exist (lost settlement)"));
+                out.add(new Violation(
+                        Check.D_EXACTLY_ONCE,
+                        "payment " + p.id() + " is SETTLED by batch " + p.batchId()
+                                + " which does not exist (lost settlement)"));
                 continue;
             }
             referencing.merge(p.batchId(), 1, Integer::sum);
@@ -274,18 +297,24 @@ public final class HistoryChecker {
             int refs = referencing.getOrDefault(b.id(), 0);
             long cents = referencingCents.getOrDefault(b.id(), 0L);
             if (refs != b.paymentCount()) {
-                out.add(new Violation(Check.D_EXACTLY_ONCE, b.describe() + " says it settled " + b.paymentCount()
-                        + " payment(s) but " + refs + " payment row(s) reference it"
-                        + (refs < b.paymentCount() ? " (payments settled twice: re-settled by another batch)"
-                        : " (payments attributed to a batch that does not count them)")));
+                out.add(new Violation(
+                        Check.D_EXACTLY_ONCE,
+                        b.describe() + " says it settled " + b.paymentCount()
+                                + " payment(s) but " + refs + " payment row(s) reference it"
+                                + (refs < b.paymentCount()
+                                        ? " (payments settled twice: re-settled by another batch)"
+                                        : " (payments attributed to a batch that does not count them)")));
             } else if (cents != b.totalCents()) {
-                out.add(new Violation(Check.D_EXACTLY_ONCE, b.describe() + " says total " + b.totalCents()
-                        + " cents but its payments sum to " + cents));
+                out.add(new Violation(
+                        Check.D_EXACTLY_ONCE,
+                        b.describe() + " says total " + b.totalCents() + " cents but its payments sum to " + cents));
             }
         }
         if (claimed != settled) {
-            out.add(new Violation(Check.D_EXACTLY_ONCE, "batches claim " + claimed + " settled payment(s) but "
-                    + settled + " payment(s) are SETTLED" + (claimed > settled ? " (some were settled twice)" : "")));
+            out.add(new Violation(
+                    Check.D_EXACTLY_ONCE,
+                    "batches claim " + claimed + " settled payment(s) but " + settled + " payment(s) are SETTLED"
+                            + (claimed > settled ? " (some were settled twice)" : "")));
         }
         // A worker told "committed" must find its batch in the database.
         Map<String, List<CommittedBatch>> byKey = batchesByKey(h);
@@ -304,8 +333,10 @@ public final class HistoryChecker {
                 String what = a.describe()
                         + " was reported committed but the database has no batch with that key and term (lost commit)";
                 FaultRecord failover = asyncFailoverAfter(h, a.endMonoNs());
-                out.add(failover == null ? new Violation(Check.D_EXACTLY_ONCE, what)
-                        : new Violation(Check.LOST_BY_ASYNC_FAILOVER, what + lostBy(failover)));
+                out.add(
+                        failover == null
+                                ? new Violation(Check.D_EXACTLY_ONCE, what)
+                                : new Violation(Check.LOST_BY_ASYNC_FAILOVER, what + lostBy(failover)));
             }
         }
         items.put(Check.D_EXACTLY_ONCE, h.payments.size());
@@ -321,7 +352,8 @@ public final class HistoryChecker {
         }
         FaultRecord first = null;
         for (FaultRecord f : h.faults) {
-            if (FAILOVER_KIND.equals(f.kind()) && f.injectMonoNs() > monoNs
+            if (FAILOVER_KIND.equals(f.kind())
+                    && f.injectMonoNs() > monoNs
                     && (first == null || f.injectMonoNs() < first.injectMonoNs())) {
                 first = f;
             }
@@ -354,7 +386,8 @@ public final class HistoryChecker {
         Map<String, List<CommittedBatch>> byKey = new HashMap<>();
         for (CommittedBatch b : h.batchesInCommitOrder) {
             if (b.idempotencyKey() != null) {
-                byKey.computeIfAbsent(b.idempotencyKey(), k -> new ArrayList<>()).add(b);
+                byKey.computeIfAbsent(b.idempotencyKey(), k -> new ArrayList<>())
+                        .add(b);
             }
         }
         return byKey;
@@ -385,7 +418,9 @@ public final class HistoryChecker {
                 if (recovery < 0 && f.healMonoNs() >= 0 && c.endMonoNs() > f.healMonoNs()) {
                     recovery = c.endMonoNs() - f.healMonoNs();
                 }
-                if (failover < 0 && c.endMonoNs() > f.injectMonoNs() && c.endMonoNs() < windowEnd
+                if (failover < 0
+                        && c.endMonoNs() > f.injectMonoNs()
+                        && c.endMonoNs() < windowEnd
                         && c.term() > f.markAtInjection()) {
                     failover = c.endMonoNs() - f.injectMonoNs();
                 }
@@ -407,22 +442,36 @@ public final class HistoryChecker {
                 }
             }
             if (f.healMonoNs() < 0) {
-                out.add(new Violation(Check.E_LIVENESS, "fault #" + f.index() + " " + f.kind() + " on " + f.target()
-                        + " was never healed"));
+                out.add(new Violation(
+                        Check.E_LIVENESS,
+                        "fault #" + f.index() + " " + f.kind() + " on " + f.target() + " was never healed"));
             } else if (recovery < 0) {
-                out.add(new Violation(Check.E_LIVENESS, "after healing fault #" + f.index() + " " + f.kind() + " on "
-                        + f.target() + " no leader committed a batch at all (bound " + config.livenessBound() + ")"));
+                out.add(new Violation(
+                        Check.E_LIVENESS,
+                        "after healing fault #" + f.index() + " " + f.kind() + " on " + f.target()
+                                + " no leader committed a batch at all (bound " + config.livenessBound() + ")"));
             } else if (recovery > bound) {
-                out.add(new Violation(Check.E_LIVENESS, "after healing fault #" + f.index() + " " + f.kind() + " on "
-                        + f.target() + " the first commit came after " + Duration.ofNanos(recovery).toMillis()
-                        + " ms, above the bound " + config.livenessBound().toMillis() + " ms"));
+                out.add(new Violation(
+                        Check.E_LIVENESS,
+                        "after healing fault #" + f.index() + " " + f.kind() + " on "
+                                + f.target() + " the first commit came after "
+                                + Duration.ofNanos(recovery).toMillis()
+                                + " ms, above the bound "
+                                + config.livenessBound().toMillis() + " ms"));
             }
             long successor = successor(h, f, windowEnd);
-            if (HUNG_MEMBER_KIND.equals(f.kind()) && (successor < 0 || successor > config.successionBound().toNanos())) {
-                out.add(new Violation(Check.SUCCESSION_SLOWER_THAN_BOUND, "fault #" + f.index() + " " + f.kind() + " on "
-                        + f.target() + ": " + (successor < 0 ? "no successor became leader before the next injection"
-                        : "the successor became leader after " + Duration.ofNanos(successor).toMillis() + " ms")
-                        + ", above the bound TTL + 1 s = " + config.successionBound().toMillis() + " ms"));
+            if (HUNG_MEMBER_KIND.equals(f.kind())
+                    && (successor < 0 || successor > config.successionBound().toNanos())) {
+                out.add(new Violation(
+                        Check.SUCCESSION_SLOWER_THAN_BOUND,
+                        "fault #" + f.index() + " " + f.kind() + " on "
+                                + f.target() + ": "
+                                + (successor < 0
+                                        ? "no successor became leader before the next injection"
+                                        : "the successor became leader after "
+                                                + Duration.ofNanos(successor).toMillis() + " ms")
+                                + ", above the bound TTL + 1 s = "
+                                + config.successionBound().toMillis() + " ms"));
             }
             outcomes.add(new FaultOutcome(f, recovery, failover, committed, rejected, successor));
         }
@@ -446,8 +495,12 @@ public final class HistoryChecker {
         }
         long first = -1;
         for (StateChange sc : h.stateChanges) {
-            if ("LEADER".equals(sc.state()) && sc.term() > before && sc.monoNs() > f.injectMonoNs()
-                    && sc.monoNs() < windowEnd && !sc.worker().equals(faulted) && (first < 0 || sc.monoNs() < first)) {
+            if ("LEADER".equals(sc.state())
+                    && sc.term() > before
+                    && sc.monoNs() > f.injectMonoNs()
+                    && sc.monoNs() < windowEnd
+                    && !sc.worker().equals(faulted)
+                    && (first < 0 || sc.monoNs() < first)) {
                 first = sc.monoNs();
             }
         }
@@ -478,8 +531,10 @@ public final class HistoryChecker {
             switch (a.outcome()) {
                 case COMMITTED -> {
                     committed++;
-                    out.add(new Violation(Check.G_ROGUE_REFUSED, a.describe()
-                            + " was told it committed: a write without a valid term got past the fence", a.faultIndex()));
+                    out.add(new Violation(
+                            Check.G_ROGUE_REFUSED,
+                            a.describe() + " was told it committed: a write without a valid term got past the fence",
+                            a.faultIndex()));
                 }
                 case REJECTED -> {
                     refused++;
@@ -487,26 +542,35 @@ public final class HistoryChecker {
                         audited++;
                     } else if (rows == 0) {
                         FaultRecord failover = asyncFailoverAfter(h, a.endMonoNs());
-                        String what = a.describe() + " was refused but fencing.rejected_write has no row with leader_id "
-                                + a.id();
-                        out.add(failover == null ? new Violation(Check.H_ROGUE_AUDITED_ONCE, what, a.faultIndex())
-                                : new Violation(Check.LOST_BY_ASYNC_FAILOVER, what + lostBy(failover), a.faultIndex()));
+                        String what = a.describe()
+                                + " was refused but fencing.rejected_write has no row with leader_id " + a.id();
+                        out.add(
+                                failover == null
+                                        ? new Violation(Check.H_ROGUE_AUDITED_ONCE, what, a.faultIndex())
+                                        : new Violation(
+                                                Check.LOST_BY_ASYNC_FAILOVER, what + lostBy(failover), a.faultIndex()));
                     } else {
-                        out.add(new Violation(Check.H_ROGUE_AUDITED_ONCE, a.describe() + " was refused once but audited "
-                                + rows + " times", a.faultIndex()));
+                        out.add(new Violation(
+                                Check.H_ROGUE_AUDITED_ONCE,
+                                a.describe() + " was refused once but audited " + rows + " times",
+                                a.faultIndex()));
                     }
                 }
                 default -> {
                     failed++;
                     if (rows > 1) {
-                        out.add(new Violation(Check.H_ROGUE_AUDITED_ONCE, a.describe() + " was audited " + rows
-                                + " times", a.faultIndex()));
+                        out.add(new Violation(
+                                Check.H_ROGUE_AUDITED_ONCE,
+                                a.describe() + " was audited " + rows + " times",
+                                a.faultIndex()));
                     }
                 }
             }
             if (RogueAttempt.TOO_MANY_CONNECTIONS.equals(a.sqlState())) {
-                out.add(new Violation(Check.I_NO_CONNECTION_EXHAUSTION, a.describe()
-                        + " could not get a connection: too many clients (the audit or the flood exhausted the server)",
+                out.add(new Violation(
+                        Check.I_NO_CONNECTION_EXHAUSTION,
+                        a.describe()
+                                + " could not get a connection: too many clients (the audit or the flood exhausted the server)",
                         a.faultIndex()));
             }
         }
@@ -515,8 +579,9 @@ public final class HistoryChecker {
         }
         auditRows.forEach((id, n) -> {
             if (!tried.contains(id)) {
-                out.add(new Violation(Check.H_ROGUE_AUDITED_ONCE, n + " audit row(s) name rogue write " + id
-                        + ", which the rogue writer never tried"));
+                out.add(new Violation(
+                        Check.H_ROGUE_AUDITED_ONCE,
+                        n + " audit row(s) name rogue write " + id + ", which the rogue writer never tried"));
             }
         });
         items.put(Check.G_ROGUE_REFUSED, h.rogueAttempts.size());
@@ -529,9 +594,11 @@ public final class HistoryChecker {
     /** Every worker exit the runner did not cause is a violation, with its code, time and the end of its log. */
     private static void checkWorkerExits(History h, List<Violation> out, Map<Check, Integer> items) {
         for (WorkerExit e : h.workerExits) {
-            out.add(new Violation(Check.WORKER_EXITED, "worker " + e.worker() + " exited with code " + e.exitCode() + " at "
-                    + e.at() + " (not a fault's kill, not the runner's stop; restarted), last log lines:\n"
-                    + e.lastLogLines().strip()));
+            out.add(new Violation(
+                    Check.WORKER_EXITED,
+                    "worker " + e.worker() + " exited with code " + e.exitCode() + " at "
+                            + e.at() + " (not a fault's kill, not the runner's stop; restarted), last log lines:\n"
+                            + e.lastLogLines().strip()));
         }
         items.put(Check.WORKER_EXITED, h.workerExits.size());
     }
@@ -543,12 +610,14 @@ public final class HistoryChecker {
      * injection are not compared: that overlap is expected, the database fence covers it, and it is reported
      * separately ({@link CheckResult#crossRebuildOverlapNs()}).
      */
-    private boolean checkSingleValidLeader(History h, List<Violation> out, Map<Check, Integer> items, long[] overlapOut) {
+    private boolean checkSingleValidLeader(
+            History h, List<Violation> out, Map<Check, Integer> items, long[] overlapOut) {
         items.put(Check.F_SINGLE_VALID_LEADER, h.validityWindows.size());
         if (h.validityWindows.isEmpty()) {
             boolean hadLeaders = h.stateChanges.stream().anyMatch(s -> "LEADER".equals(s.state()));
             if (hadLeaders && config.requireValidityWindows()) {
-                out.add(new Violation(Check.F_SINGLE_VALID_LEADER,
+                out.add(new Violation(
+                        Check.F_SINGLE_VALID_LEADER,
                         "workers were LEADER but recorded no validity windows; the property cannot be checked"));
             }
             return false;
@@ -563,8 +632,10 @@ public final class HistoryChecker {
         List<long[]> stalls = new ArrayList<>();
         for (FaultRecord f : h.faults) {
             if (SLOW_DISK_KIND.equals(f.kind()) || HUNG_MEMBER_KIND.equals(f.kind())) {
-                long healed = f.healMonoNs() < 0 ? Long.MAX_VALUE : f.healMonoNs() + config.etcdStallAftermath().toNanos();
-                stalls.add(new long[]{f.injectMonoNs(), healed, f.index()});
+                long healed = f.healMonoNs() < 0
+                        ? Long.MAX_VALUE
+                        : f.healMonoNs() + config.etcdStallAftermath().toNanos();
+                stalls.add(new long[] {f.injectMonoNs(), healed, f.index()});
             }
         }
         // A claim counts only while the worker's own state log says LEADER (SUSPECT, LOST, FOLLOWER... end it), and
@@ -612,7 +683,7 @@ public final class HistoryChecker {
             counted++;
             long epoch = epochOf(rebuilds, acquired);
             perKey.computeIfAbsent(v.worker() + "\u0000" + epoch, k -> new ArrayList<>())
-                    .add(new long[]{from, until, v.term(), epoch});
+                    .add(new long[] {from, until, v.term(), epoch});
         }
         items.put(Check.F_SINGLE_VALID_LEADER, counted);
         perKey.forEach((key, list) -> {
@@ -653,19 +724,25 @@ public final class HistoryChecker {
                         long[] disk = overlapping(stalls, from, until);
                         if (disk != null) {
                             stalled += until - from;
-                            out.add(new Violation(Check.ELECTION_OVERLAP_ETCD_STALL, wi + " (term " + x[2] + ") and " + wj
-                                    + " (term " + y[2] + ") both believed they were valid leaders for "
-                                    + String.format(java.util.Locale.ROOT, "%.3f", (until - from) / 1e6)
-                                    + " ms (monotonic " + from + ".." + until + " ns), during or after fault #" + disk[2]
-                                    + " " + kindOf(h, (int) disk[2]) + " (a stalled etcd member; etcd 3.4 can confirm "
-                                    + "or revoke leases wrongly around such stalls)"));
+                            out.add(new Violation(
+                                    Check.ELECTION_OVERLAP_ETCD_STALL,
+                                    wi + " (term " + x[2] + ") and " + wj
+                                            + " (term " + y[2] + ") both believed they were valid leaders for "
+                                            + String.format(java.util.Locale.ROOT, "%.3f", (until - from) / 1e6)
+                                            + " ms (monotonic " + from + ".." + until + " ns), during or after fault #"
+                                            + disk[2]
+                                            + " " + kindOf(h, (int) disk[2])
+                                            + " (a stalled etcd member; etcd 3.4 can confirm "
+                                            + "or revoke leases wrongly around such stalls)"));
                             continue;
                         }
                         total += until - from;
-                        out.add(new Violation(Check.F_SINGLE_VALID_LEADER, wi + " (term " + x[2] + ") and " + wj
-                                + " (term " + y[2] + ") were both validly LEADER for "
-                                + String.format(java.util.Locale.ROOT, "%.3f", (until - from) / 1e6)
-                                + " ms (monotonic " + from + ".." + until + " ns)"));
+                        out.add(new Violation(
+                                Check.F_SINGLE_VALID_LEADER,
+                                wi + " (term " + x[2] + ") and " + wj
+                                        + " (term " + y[2] + ") were both validly LEADER for "
+                                        + String.format(java.util.Locale.ROOT, "%.3f", (until - from) / 1e6)
+                                        + " ms (monotonic " + from + ".." + until + " ns)"));
                     }
                 }
             }
@@ -677,7 +754,11 @@ public final class HistoryChecker {
     }
 
     private static String kindOf(History h, int index) {
-        return h.faults.stream().filter(f -> f.index() == index).map(FaultRecord::kind).findFirst().orElse("?");
+        return h.faults.stream()
+                .filter(f -> f.index() == index)
+                .map(FaultRecord::kind)
+                .findFirst()
+                .orElse("?");
     }
 
     /** The stall window (inject .. heal + aftermath, index) that [from, until) overlaps, or null. */

@@ -5,8 +5,15 @@ package dev.fenceline.faults.history;
  * (System.nanoTime of the worker; system-wide on Linux, so comparable across processes of one host).
  * {@code endMonoNs} is -1 when the attempt has no end record.
  */
-public record BatchAttempt(String worker, long term, String batchKey, long startMonoNs, long endMonoNs,
-                           Outcome outcome, int payments, String error) {
+public record BatchAttempt(
+        String worker,
+        long term,
+        String batchKey,
+        long startMonoNs,
+        long endMonoNs,
+        Outcome outcome,
+        int payments,
+        String error) {
 
     public boolean ended() {
         return endMonoNs >= 0;

@@ -8,11 +8,26 @@ package dev.fenceline.faults.history;
  * @param raftLeaderStopped for a fault that stopped one etcd member: whether that member was the Raft leader when it
  *                          was stopped; null for other faults, or when no member said which was leader
  */
-public record FaultRecord(int index, String kind, String target, String worker, long injectMonoNs, long healMonoNs,
-                          long markAtInjection, String note, Boolean raftLeaderStopped) {
+public record FaultRecord(
+        int index,
+        String kind,
+        String target,
+        String worker,
+        long injectMonoNs,
+        long healMonoNs,
+        long markAtInjection,
+        String note,
+        Boolean raftLeaderStopped) {
     /** A fault that stopped no etcd member. */
-    public FaultRecord(int index, String kind, String target, String worker, long injectMonoNs, long healMonoNs,
-                       long markAtInjection, String note) {
+    public FaultRecord(
+            int index,
+            String kind,
+            String target,
+            String worker,
+            long injectMonoNs,
+            long healMonoNs,
+            long markAtInjection,
+            String note) {
         this(index, kind, target, worker, injectMonoNs, healMonoNs, markAtInjection, note, null);
     }
 }

@@ -2,7 +2,6 @@ package dev.fenceline.faults.history;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -73,11 +72,21 @@ public final class HistoryFiles {
             switch (event) {
                 case "state" -> {
                     String state = n.path("state").asText("");
-                    states.add(new StateChange(worker, mono, n.path("ts_wall_ms").asLong(-1), state,
-                            n.path("term").asLong(0), n.path("lease").asLong(0)));
+                    states.add(new StateChange(
+                            worker,
+                            mono,
+                            n.path("ts_wall_ms").asLong(-1),
+                            state,
+                            n.path("term").asLong(0),
+                            n.path("lease").asLong(0)));
                 }
-                case "validity" -> validity.add(new ValidityWindow(worker, n.path("term").asLong(0),
-                        n.path("valid_from_mono_ns").asLong(-1), n.path("valid_until_mono_ns").asLong(-1), mono));
+                case "validity" ->
+                    validity.add(new ValidityWindow(
+                            worker,
+                            n.path("term").asLong(0),
+                            n.path("valid_from_mono_ns").asLong(-1),
+                            n.path("valid_until_mono_ns").asLong(-1),
+                            mono));
                 case "batch" -> {
                     String phase = n.path("phase").asText("");
                     Deque<JsonNode> q = open.computeIfAbsent(worker, k -> new ArrayDeque<>());
@@ -85,16 +94,23 @@ public final class HistoryFiles {
                         q.addLast(n);
                     } else if ("end".equals(phase)) {
                         JsonNode start = takeMatching(q, n);
-                        long startMono = start != null ? start.path("ts_mono_ns").asLong(-1) : mono;
-                        attempts.add(new BatchAttempt(worker, n.path("term").asLong(0), text(n, "batch_key"),
-                                startMono, mono, Outcome.parse(n.path("outcome").asText(null)),
-                                n.path("payments").asInt(0), text(n, "error")));
+                        long startMono =
+                                start != null ? start.path("ts_mono_ns").asLong(-1) : mono;
+                        attempts.add(new BatchAttempt(
+                                worker,
+                                n.path("term").asLong(0),
+                                text(n, "batch_key"),
+                                startMono,
+                                mono,
+                                Outcome.parse(n.path("outcome").asText(null)),
+                                n.path("payments").asInt(0),
+                                text(n, "error")));
                     } else {
                         unreadableLines++;
                     }
                 }
                 case "start" -> closeAll(worker, open); // a (re)started worker process: older starts never end
-                case "stop", "term_floor", "debug_pause" -> { }
+                case "stop", "term_floor", "debug_pause" -> {}
                 default -> unreadableLines++;
             }
         }
@@ -108,8 +124,15 @@ public final class HistoryFiles {
         }
         while (!q.isEmpty()) {
             JsonNode s = q.pollFirst();
-            attempts.add(new BatchAttempt(worker, s.path("term").asLong(0), text(s, "batch_key"),
-                    s.path("ts_mono_ns").asLong(-1), -1, Outcome.UNKNOWN, 0, "no end record"));
+            attempts.add(new BatchAttempt(
+                    worker,
+                    s.path("term").asLong(0),
+                    text(s, "batch_key"),
+                    s.path("ts_mono_ns").asLong(-1),
+                    -1,
+                    Outcome.UNKNOWN,
+                    0,
+                    "no end record"));
         }
     }
 
@@ -124,8 +147,14 @@ public final class HistoryFiles {
                     if (head == s) {
                         return s;
                     }
-                    attempts.add(new BatchAttempt(head.path("worker").asText(null), head.path("term").asLong(0),
-                            text(head, "batch_key"), head.path("ts_mono_ns").asLong(-1), -1, Outcome.UNKNOWN, 0,
+                    attempts.add(new BatchAttempt(
+                            head.path("worker").asText(null),
+                            head.path("term").asLong(0),
+                            text(head, "batch_key"),
+                            head.path("ts_mono_ns").asLong(-1),
+                            -1,
+                            Outcome.UNKNOWN,
+                            0,
                             "no end record"));
                 }
             }

@@ -4,7 +4,10 @@ import java.util.Locale;
 
 /** How a worker says a batch attempt ended. An attempt without an end record (process killed) is UNKNOWN. */
 public enum Outcome {
-    COMMITTED, REJECTED, FAILED, UNKNOWN;
+    COMMITTED,
+    REJECTED,
+    FAILED,
+    UNKNOWN;
 
     public static Outcome parse(String s) {
         if (s == null || s.isBlank()) {

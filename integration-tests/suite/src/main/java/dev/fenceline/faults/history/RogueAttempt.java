@@ -15,15 +15,24 @@ package dev.fenceline.faults.history;
  * @param flood       part of an {@code auditFlood} (many stale writers at once)
  * @param faultIndex  the injection it belongs to
  */
-public record RogueAttempt(String id, String variant, String table, String offeredTerm, long startMonoNs,
-                           long endMonoNs, Outcome outcome, String sqlState, String detail, boolean flood,
-                           int faultIndex) {
+public record RogueAttempt(
+        String id,
+        String variant,
+        String table,
+        String offeredTerm,
+        long startMonoNs,
+        long endMonoNs,
+        Outcome outcome,
+        String sqlState,
+        String detail,
+        boolean flood,
+        int faultIndex) {
     /**
      * The fence's refusals (fencing.reject): FL001 stale term or term conflict, FL002 no term, FL003 invalid term,
      * FL007 break-glass refused, FL009 term jump, FL010 unscoped term, 42501 not a fencing_app member.
      */
-    public static final java.util.Set<String> FENCE_SQLSTATES = java.util.Set.of("FL001", "FL002", "FL003", "FL007",
-            "FL009", "FL010", "42501");
+    public static final java.util.Set<String> FENCE_SQLSTATES =
+            java.util.Set.of("FL001", "FL002", "FL003", "FL007", "FL009", "FL010", "42501");
     /** Too many connections: the flood exhausted the server. */
     public static final String TOO_MANY_CONNECTIONS = "53300";
 

@@ -9,5 +9,4 @@ import java.time.Instant;
  * @param exitMonoNs   when the runner saw it end (CLOCK_MONOTONIC ns of the runner)
  * @param lastLogLines the end of its log (stdout and stderr) at that moment
  */
-public record WorkerExit(String worker, int exitCode, long exitMonoNs, Instant at, String lastLogLines) {
-}
+public record WorkerExit(String worker, int exitCode, long exitMonoNs, Instant at, String lastLogLines) {}

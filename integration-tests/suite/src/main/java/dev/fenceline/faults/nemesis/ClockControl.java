@@ -1,9 +1,6 @@
 package dev.fenceline.faults.nemesis;
 
 import dev.fenceline.testkit.Processes;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -13,6 +10,8 @@ import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Wall-clock jumps for worker processes with libfaketime (Debian package {@code faketime}): each worker runs with
@@ -44,16 +43,22 @@ public final class ClockControl {
         Path lib = find();
         if (lib == null && installIfRoot && Processes.runningAsRoot()) {
             log.info("libfaketime missing: installing Debian's faketime package (running as root)");
-            Processes.Result r = Processes.run(List.of("sh", "-c",
-                    "apt-get install -y faketime || (apt-get update && apt-get install -y faketime)"),
-                    Duration.ofMinutes(3), null, Map.of("DEBIAN_FRONTEND", "noninteractive"));
+            Processes.Result r = Processes.run(
+                    List.of(
+                            "sh",
+                            "-c",
+                            "apt-get install -y faketime || (apt-get update && apt-get install -y faketime)"),
+                    Duration.ofMinutes(3),
+                    null,
+                    Map.of("DEBIAN_FRONTEND", "noninteractive"));
             if (!r.ok()) {
                 log.warn("cannot install faketime: {}", r.stderr().strip());
             }
             lib = find();
         }
         if (lib == null) {
-            log.warn("libfaketime not found ({}); clock jumps are unavailable. Install Debian's 'faketime' package.",
+            log.warn(
+                    "libfaketime not found ({}); clock jumps are unavailable. Install Debian's 'faketime' package.",
                     CANDIDATES);
             return null;
         }
@@ -85,19 +90,27 @@ public final class ClockControl {
     /** Environment for a worker process whose clock this controls (offset starts at zero). */
     public Map<String, String> environmentFor(String worker) {
         set(worker, "+0");
-        return Map.of("LD_PRELOAD", library.toString(),
-                "FAKETIME_TIMESTAMP_FILE", offsetFile(worker).toString(),
-                "FAKETIME_CACHE_DURATION", "1",
-                "FAKETIME_DONT_FAKE_MONOTONIC", "1",
+        return Map.of(
+                "LD_PRELOAD",
+                library.toString(),
+                "FAKETIME_TIMESTAMP_FILE",
+                offsetFile(worker).toString(),
+                "FAKETIME_CACHE_DURATION",
+                "1",
+                "FAKETIME_DONT_FAKE_MONOTONIC",
+                "1",
                 // Without this, libfaketime 0.9.10 makes every monotonic clock call of a JVM slow (startup 10x).
-                "FAKETIME_FORCE_MONOTONIC_FIX", "0");
+                "FAKETIME_FORCE_MONOTONIC_FIX",
+                "0");
     }
 
     /** Moves the worker's wall clock by {@code offset} from real time (negative = backwards). */
     public void jump(String worker, Duration offset) {
         long minutes = offset.toMinutes();
         long seconds = offset.toSeconds();
-        set(worker, (seconds >= 0 ? "+" : "-") + (seconds % 60 == 0 ? Math.abs(minutes) + "m" : Math.abs(seconds) + "s"));
+        set(
+                worker,
+                (seconds >= 0 ? "+" : "-") + (seconds % 60 == 0 ? Math.abs(minutes) + "m" : Math.abs(seconds) + "s"));
     }
 
     /** Back to real time. */

@@ -6,9 +6,6 @@ import dev.fenceline.faults.workload.FaultEnvironment;
 import dev.fenceline.faults.workload.WorkerProcess;
 import dev.fenceline.testkit.EtcdCluster;
 import dev.fenceline.testkit.EtcdMember;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -24,6 +21,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Faults inside etcd that a client cannot see directly: a member that hangs while its TCP connections stay open
@@ -33,45 +32,49 @@ import java.util.concurrent.TimeUnit;
 final class EtcdFaults {
     private static final Logger log = LoggerFactory.getLogger(EtcdFaults.class);
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    private static final HttpClient HTTP =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
     private static final Path STRACE = Path.of("/usr/bin/strace");
 
-    private EtcdFaults() {
-    }
+    private EtcdFaults() {}
 
     static List<Fault> all() {
-        return List.of(new Fault() {
-            @Override
-            public String kind() {
-                return Faults.HUNG_ETCD_MEMBER;
-            }
+        return List.of(
+                new Fault() {
+                    @Override
+                    public String kind() {
+                        return Faults.HUNG_ETCD_MEMBER;
+                    }
 
-            @Override
-            public Injection inject(FaultEnvironment env, Random rnd) {
-                return hungMember(env, rnd);
-            }
-        }, new Fault() {
-            @Override
-            public String kind() {
-                return Faults.SLOW_ETCD_DISK;
-            }
+                    @Override
+                    public Injection inject(FaultEnvironment env, Random rnd) {
+                        return hungMember(env, rnd);
+                    }
+                },
+                new Fault() {
+                    @Override
+                    public String kind() {
+                        return Faults.SLOW_ETCD_DISK;
+                    }
 
-            @Override
-            public boolean available(FaultEnvironment env) {
-                return unavailableReason(env) == null;
-            }
+                    @Override
+                    public boolean available(FaultEnvironment env) {
+                        return unavailableReason(env) == null;
+                    }
 
-            @Override
-            public String unavailableReason(FaultEnvironment env) {
-                return Files.isExecutable(STRACE) ? null
-                        : STRACE + " is not installed (Debian package strace; scripts/ensure-tools.sh installs it)";
-            }
+                    @Override
+                    public String unavailableReason(FaultEnvironment env) {
+                        return Files.isExecutable(STRACE)
+                                ? null
+                                : STRACE
+                                        + " is not installed (Debian package strace; scripts/ensure-tools.sh installs it)";
+                    }
 
-            @Override
-            public Injection inject(FaultEnvironment env, Random rnd) throws IOException {
-                return slowDisk(env, rnd);
-            }
-        });
+                    @Override
+                    public Injection inject(FaultEnvironment env, Random rnd) throws IOException {
+                        return slowDisk(env, rnd);
+                    }
+                });
     }
 
     /**
@@ -89,9 +92,13 @@ final class EtcdFaults {
         // Asked just before the stop: stopping the Raft leader makes the next one renew every lease (etcd does on a
         // leader change), which may lengthen the succession; the report splits successions by this.
         Optional<EtcdMember> raftLeader = raftLeader(env.etcd);
-        Boolean raftLeaderStopped = raftLeader.map(l -> l.name().equals(hung.name())).orElse(null);
-        String role = raftLeaderStopped == null ? "Raft leader unknown"
-                : raftLeaderStopped ? "the Raft leader" : "a follower; Raft leader " + raftLeader.get().name();
+        Boolean raftLeaderStopped =
+                raftLeader.map(l -> l.name().equals(hung.name())).orElse(null);
+        String role = raftLeaderStopped == null
+                ? "Raft leader unknown"
+                : raftLeaderStopped
+                        ? "the Raft leader"
+                        : "a follower; Raft leader " + raftLeader.get().name();
         hung.pause();
         String what;
         if (kill) {
@@ -103,15 +110,21 @@ final class EtcdFaults {
             leader.releasePause();
             what = "SIGSTOP leader pid " + leader.pid() + (inside ? " inside a batch" : " (between batches)");
         }
-        return Injection.onWorker(leader.id(), leader.id() + " + etcd " + hung.name(), "SIGSTOP etcd member " + hung.name() + " pid "
-                + hung.pid() + " (" + role + "; watchers per member " + watchers + "), then " + what, Faults.longerThanTtl(env), () -> {
-                    hung.resume();
-                    if (kill) {
-                        leader.start();
-                    } else {
-                        leader.thaw();
-                    }
-                }).withRaftLeaderStopped(raftLeaderStopped);
+        return Injection.onWorker(
+                        leader.id(),
+                        leader.id() + " + etcd " + hung.name(),
+                        "SIGSTOP etcd member " + hung.name() + " pid " + hung.pid() + " (" + role
+                                + "; watchers per member " + watchers + "), then " + what,
+                        Faults.longerThanTtl(env),
+                        () -> {
+                            hung.resume();
+                            if (kill) {
+                                leader.start();
+                            } else {
+                                leader.thaw();
+                            }
+                        })
+                .withRaftLeaderStopped(raftLeaderStopped);
     }
 
     /** The member with the most watchers; ties (and no metrics at all) broken by the seeded random. */
@@ -138,7 +151,8 @@ final class EtcdFaults {
             if (body.isPresent()) {
                 for (String line : body.get().split("\n")) {
                     if (line.startsWith("etcd_debugging_mvcc_watcher_total ")) {
-                        n = (long) Double.parseDouble(line.substring(line.indexOf(' ') + 1).trim());
+                        n = (long) Double.parseDouble(
+                                line.substring(line.indexOf(' ') + 1).trim());
                     }
                 }
             }
@@ -193,14 +207,27 @@ final class EtcdFaults {
         long pid = target.pid();
         long delayUs = env.config.ttl().plusSeconds(1).toNanos() / 1_000;
         Path log = env.runDir.resolve("strace-" + target.name() + "-" + System.nanoTime() + ".log");
-        Process strace = new ProcessBuilder(STRACE.toString(), "-f", "-qq", "-o", log.toString(), "-e", "trace=fdatasync",
-                "-e", "inject=fdatasync:delay_enter=" + delayUs, "-p", Long.toString(pid))
+        Process strace = new ProcessBuilder(
+                        STRACE.toString(),
+                        "-f",
+                        "-qq",
+                        "-o",
+                        log.toString(),
+                        "-e",
+                        "trace=fdatasync",
+                        "-e",
+                        "inject=fdatasync:delay_enter=" + delayUs,
+                        "-p",
+                        Long.toString(pid))
                 .redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.appendTo(env.runDir.resolve("strace.out").toFile())).start();
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(
+                        env.runDir.resolve("strace.out").toFile()))
+                .start();
         env.onClose(() -> stopTracing(strace));
         boolean attached = awaitTraced(pid, strace, Duration.ofSeconds(5));
         String note = (attached ? "every fdatasync of the Raft leader " : "strace did NOT attach (see strace.out) to ")
-                + target.name() + " pid " + pid + " delayed " + delayUs / 1000 + " ms (strace pid " + strace.pid() + ")";
+                + target.name() + " pid " + pid + " delayed " + delayUs / 1000 + " ms (strace pid " + strace.pid()
+                + ")";
         return Injection.of(target.name(), note, Faults.longerThanTtl(env), () -> stopTracing(strace));
     }
 
@@ -210,7 +237,8 @@ final class EtcdFaults {
         while (System.nanoTime() < deadline && strace.isAlive()) {
             try {
                 for (String line : Files.readAllLines(Path.of("/proc", Long.toString(pid), "status"))) {
-                    if (line.startsWith("TracerPid:") && !line.substring(10).trim().equals("0")) {
+                    if (line.startsWith("TracerPid:")
+                            && !line.substring(10).trim().equals("0")) {
                         return true;
                     }
                 }
@@ -235,12 +263,18 @@ final class EtcdFaults {
     }
 
     private static Optional<String> get(String url) {
-        return send(HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(2)).GET().build());
+        return send(HttpRequest.newBuilder(URI.create(url))
+                .timeout(Duration.ofSeconds(2))
+                .GET()
+                .build());
     }
 
     private static Optional<String> post(String url, String body) {
-        return send(HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(2))
-                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build());
+        return send(HttpRequest.newBuilder(URI.create(url))
+                .timeout(Duration.ofSeconds(2))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body))
+                .build());
     }
 
     private static Optional<String> send(HttpRequest request) {

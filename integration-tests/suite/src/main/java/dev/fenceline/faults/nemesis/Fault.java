@@ -1,7 +1,6 @@
 package dev.fenceline.faults.nemesis;
 
 import dev.fenceline.faults.workload.FaultEnvironment;
-
 import java.util.Random;
 
 /** A named, reusable fault. {@link #inject} starts it and returns the handle that heals it. */

@@ -4,7 +4,6 @@ import dev.fenceline.faults.workload.DbSnapshot;
 import dev.fenceline.faults.workload.FaultEnvironment;
 import dev.fenceline.faults.workload.WorkerProcess;
 import dev.fenceline.testkit.EtcdMember;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -40,11 +39,11 @@ public final class Faults {
     public static final String ROGUE_WRITER = "rogueWriter";
     public static final String AUDIT_FLOOD = "auditFlood";
     /** The kinds added with the etcd-internal and rogue-writer nemeses. */
-    public static final List<String> ETCD_AND_ROGUE_KINDS = List.of(HUNG_ETCD_MEMBER, SLOW_ETCD_DISK, ROGUE_WRITER,
-            AUDIT_FLOOD);
+    public static final List<String> ETCD_AND_ROGUE_KINDS =
+            List.of(HUNG_ETCD_MEMBER, SLOW_ETCD_DISK, ROGUE_WRITER, AUDIT_FLOOD);
     /** The kinds that act on the way to PostgreSQL, for runs set up with a pooler and a standby. */
-    public static final List<String> POSTGRES_PATH_KINDS = List.of(PGBOUNCER_RESTART, PGBOUNCER_PAUSE,
-            POOLER_SERVER_CONN_KILL, POSTGRES_FAILOVER);
+    public static final List<String> POSTGRES_PATH_KINDS =
+            List.of(PGBOUNCER_RESTART, PGBOUNCER_PAUSE, POOLER_SERVER_CONN_KILL, POSTGRES_FAILOVER);
 
     private static final Map<String, Fault> ALL = new LinkedHashMap<>();
 
@@ -56,28 +55,36 @@ public final class Faults {
             boolean inside = w.pauseInsideNextBatch(env.config.ttl().multipliedBy(2));
             w.freeze();
             w.releasePause(); // the frozen process sees it only when resumed
-            return Injection.onWorker(w.id(), "SIGSTOP pid " + w.pid() + (inside ? " inside a batch, before its commit"
-                    : " (between batches: no batch reached)"), longerThanTtl(env), w::thaw);
+            return Injection.onWorker(
+                    w.id(),
+                    "SIGSTOP pid " + w.pid()
+                            + (inside ? " inside a batch, before its commit" : " (between batches: no batch reached)"),
+                    longerThanTtl(env),
+                    w::thaw);
         });
         register(KILL_LEADER, (env, rnd) -> {
             WorkerProcess w = leaderOrAny(env, rnd);
             long pid = w.pid();
             w.kill9();
-            return Injection.onWorker(w.id(), "kill -9 pid " + pid, env.config.ttl().dividedBy(2), w::start);
+            return Injection.onWorker(
+                    w.id(), "kill -9 pid " + pid, env.config.ttl().dividedBy(2), w::start);
         });
         register(WORKER_ETCD_PARTITION, (env, rnd) -> {
             WorkerProcess w = leaderOrAny(env, rnd);
             List<TcpProxy> proxies = env.clientProxies.get(w.id());
             proxies.forEach(TcpProxy::blackhole);
-            return Injection.onWorker(w.id(), "all etcd traffic blackholed", longerThanTtl(env),
-                    () -> proxies.forEach(TcpProxy::heal));
+            return Injection.onWorker(
+                    w.id(), "all etcd traffic blackholed", longerThanTtl(env), () -> proxies.forEach(TcpProxy::heal));
         });
         register(QUORUM_LOSS, (env, rnd) -> pauseTwo(env, rnd, longerThanTtl(env)));
         register(QUORUM_BLIP, (env, rnd) -> pauseTwo(env, rnd, env.config.ttl().dividedBy(4)));
         register(MINORITY_PARTITION, (env, rnd) -> {
             EtcdMember m = env.etcd.member(rnd.nextInt(env.etcd.members().size()));
             env.peers.isolate(m.name());
-            return Injection.of(m.name(), "cut off from its peers; clients can still reach it", longerThanTtl(env),
+            return Injection.of(
+                    m.name(),
+                    "cut off from its peers; clients can still reach it",
+                    longerThanTtl(env),
                     env.peers::heal);
         });
         ALL.put(CLOCK_JUMP, new Fault() {
@@ -99,8 +106,11 @@ public final class Faults {
                 boolean forward = env.injections.getOrDefault(CLOCK_JUMP, 1) % 2 == 1;
                 Duration offset = Duration.ofMinutes(forward ? minutes : -minutes);
                 env.clock.jump(w.id(), offset);
-                return Injection.onWorker(w.id(), "wall clock " + (offset.isNegative() ? "" : "+") + offset.toMinutes() + " min",
-                        longerThanTtl(env), () -> env.clock.reset(w.id()));
+                return Injection.onWorker(
+                        w.id(),
+                        "wall clock " + (offset.isNegative() ? "" : "+") + offset.toMinutes() + " min",
+                        longerThanTtl(env),
+                        () -> env.clock.reset(w.id()));
             }
         });
         register(DB_CONNECTION_LOSS, (env, rnd) -> {
@@ -110,22 +120,29 @@ public final class Faults {
             boolean midBatch = w.pauseInsideNextBatch(env.config.ttl().multipliedBy(2));
             int killed = DbSnapshot.terminateSessions(env.dataSource, app);
             w.releasePause();
-            return Injection.onWorker(w.id(), killed + " session(s) of " + app + " terminated"
-                    + (midBatch ? " mid-batch" : " (between batches: no batch reached)"), Duration.ofMillis(500), () -> { });
+            return Injection.onWorker(
+                    w.id(),
+                    killed + " session(s) of " + app + " terminated"
+                            + (midBatch ? " mid-batch" : " (between batches: no batch reached)"),
+                    Duration.ofMillis(500),
+                    () -> {});
         });
         register(COORDINATOR_REBUILT, (env, rnd) -> {
             env.etcd.rebuild();
             env.peers.reroute();
-            return Injection.of("etcd cluster", "all members killed and wiped, new cluster on the same ports; "
-                    + "database mark " + env.mark() + " kept", Duration.ZERO, () -> { });
+            return Injection.of(
+                    "etcd cluster",
+                    "all members killed and wiped, new cluster on the same ports; " + "database mark " + env.mark()
+                            + " kept",
+                    Duration.ZERO,
+                    () -> {});
         });
         PostgresPathFaults.all().forEach(f -> ALL.put(f.kind(), f));
         EtcdFaults.all().forEach(f -> ALL.put(f.kind(), f));
         RogueFaults.all().forEach(f -> ALL.put(f.kind(), f));
     }
 
-    private Faults() {
-    }
+    private Faults() {}
 
     private static void register(String kind, BiFunction<FaultEnvironment, Random, Injection> f) {
         ALL.put(kind, new Fault() {
@@ -165,7 +182,8 @@ public final class Faults {
 
     static WorkerProcess leaderOrAny(FaultEnvironment env, Random rnd) {
         return env.awaitLeader(env.config.ttl().multipliedBy(3)).orElseGet(() -> {
-            List<WorkerProcess> alive = new ArrayList<>(env.workers.stream().filter(WorkerProcess::isAlive).toList());
+            List<WorkerProcess> alive = new ArrayList<>(
+                    env.workers.stream().filter(WorkerProcess::isAlive).toList());
             return alive.isEmpty() ? env.workers.get(0) : alive.get(rnd.nextInt(alive.size()));
         });
     }
@@ -175,7 +193,10 @@ public final class Faults {
         Collections.shuffle(members, rnd);
         List<EtcdMember> paused = members.subList(0, 2);
         paused.forEach(EtcdMember::pause);
-        return Injection.of(paused.get(0).name() + "," + paused.get(1).name(), "SIGSTOP 2 of 3 members", hold,
+        return Injection.of(
+                paused.get(0).name() + "," + paused.get(1).name(),
+                "SIGSTOP 2 of 3 members",
+                hold,
                 () -> paused.forEach(EtcdMember::resume));
     }
 }

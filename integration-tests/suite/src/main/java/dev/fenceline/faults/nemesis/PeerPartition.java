@@ -4,9 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.fenceline.testkit.EtcdCluster;
 import dev.fenceline.testkit.EtcdMember;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.io.IOException;
 import java.math.BigInteger;
 import java.time.Duration;
@@ -15,6 +12,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Minority partition of an etcd cluster on loopback, without network namespaces or iptables: every member's peer
@@ -52,7 +51,10 @@ public final class PeerPartition implements AutoCloseable {
         Map<String, String> ids = memberIds();
         for (EtcdMember m : cluster.members()) {
             String id = Objects.requireNonNull(ids.get(m.name()), "no etcd member id for " + m.name() + ": " + ids);
-            retry(() -> cluster.etcdctl("member", "update", id,
+            retry(() -> cluster.etcdctl(
+                    "member",
+                    "update",
+                    id,
                     "--peer-urls=" + proxies.get(m.name()).endpoint()));
         }
         // Existing direct peer connections would bypass the proxies: restart every member once, one at a time.
@@ -134,7 +136,8 @@ public final class PeerPartition implements AutoCloseable {
     /** Connections through the proxies, by proxy name, with their attributed origin (diagnostics). */
     public Map<String, List<String>> connectionOrigins() {
         Map<String, List<String>> out = new HashMap<>();
-        proxies.forEach((m, p) -> out.put(m, p.connections().stream().map(c -> String.valueOf(c.origin())).toList()));
+        proxies.forEach((m, p) -> out.put(
+                m, p.connections().stream().map(c -> String.valueOf(c.origin())).toList()));
         return out;
     }
 

@@ -4,7 +4,6 @@ import dev.fenceline.faults.workload.FaultEnvironment;
 import dev.fenceline.faults.workload.PostgresSetup;
 import dev.fenceline.faults.workload.WorkerProcess;
 import dev.fenceline.testkit.PgBouncer;
-
 import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -23,8 +22,7 @@ import java.util.Random;
  * (a pooler, a standby); otherwise the runner reports it as skipped. Every one heals within a bounded time.
  */
 final class PostgresPathFaults {
-    private PostgresPathFaults() {
-    }
+    private PostgresPathFaults() {}
 
     static List<Fault> all() {
         return List.of(
@@ -33,9 +31,12 @@ final class PostgresPathFaults {
                     public Injection inject(FaultEnvironment env, Random rnd) {
                         PgBouncer pooler = env.postgres.pooler();
                         long before = pooler.pid();
-                        pooler.restart();   // SIGTERM: every client and server connection dropped; same port again
-                        return Injection.of(pooler.toString(), "stopped (SIGTERM, pid " + before + ") and started again "
-                                + "on port " + pooler.port() + " (pid " + pooler.pid() + ")", Duration.ofMillis(500),
+                        pooler.restart(); // SIGTERM: every client and server connection dropped; same port again
+                        return Injection.of(
+                                pooler.toString(),
+                                "stopped (SIGTERM, pid " + before + ") and started again " + "on port " + pooler.port()
+                                        + " (pid " + pooler.pid() + ")",
+                                Duration.ofMillis(500),
                                 () -> {
                                     if (!pooler.isRunning()) {
                                         pooler.restart();
@@ -50,8 +51,11 @@ final class PostgresPathFaults {
                         // PAUSE waits for running transactions to end, then holds every new one until RESUME: the
                         // leader's next batch hangs while its lease keeps being renewed through etcd.
                         pooler.admin("PAUSE");
-                        return Injection.of(pooler.toString(), "admin console PAUSE (new transactions wait)",
-                                Faults.longerThanTtl(env), () -> pooler.admin("RESUME"));
+                        return Injection.of(
+                                pooler.toString(),
+                                "admin console PAUSE (new transactions wait)",
+                                Faults.longerThanTtl(env),
+                                () -> pooler.admin("RESUME"));
                     }
                 },
                 new PoolerFault(Faults.POOLER_SERVER_CONN_KILL) {
@@ -60,15 +64,19 @@ final class PostgresPathFaults {
                         WorkerProcess w = Faults.leaderOrAny(env, rnd);
                         String app = "fenceline-worker-" + w.id();
                         // Held inside a batch, the leader's transaction sits on one server connection of the pooler.
-                        boolean midBatch = w.pauseInsideNextBatch(env.config.ttl().multipliedBy(2));
+                        boolean midBatch =
+                                w.pauseInsideNextBatch(env.config.ttl().multipliedBy(2));
                         String killed;
                         try {
                             killed = terminateServerConnection(env, app);
                         } finally {
                             w.releasePause();
                         }
-                        return Injection.onWorker(w.id(), killed + (midBatch ? " mid-batch" : " (between batches: no batch reached)"),
-                                Duration.ofMillis(500), () -> { });
+                        return Injection.onWorker(
+                                w.id(),
+                                killed + (midBatch ? " mid-batch" : " (between batches: no batch reached)"),
+                                Duration.ofMillis(500),
+                                () -> {});
                     }
                 },
                 new Fault() {
@@ -87,9 +95,13 @@ final class PostgresPathFaults {
                         boolean async = env.config.postgres().standby() == PostgresSetup.Standby.ASYNCHRONOUS;
                         // Asynchronous: replication is held back for half a TTL first, as lag would, so the commits
                         // acknowledged meanwhile are not on the standby.
-                        String what = env.postgres.failover(async ? env.config.ttl().toMillis() / 2 : 0);
-                        return Injection.of("primary", (async ? "asynchronous" : "synchronous") + " standby: " + what
-                                + "; " + auditPath(env), Duration.ofSeconds(1), env.postgres::rebuildStandby);
+                        String what =
+                                env.postgres.failover(async ? env.config.ttl().toMillis() / 2 : 0);
+                        return Injection.of(
+                                "primary",
+                                (async ? "asynchronous" : "synchronous") + " standby: " + what + "; " + auditPath(env),
+                                Duration.ofSeconds(1),
+                                env.postgres::rebuildStandby);
                     }
                 });
     }
@@ -101,8 +113,8 @@ final class PostgresPathFaults {
      */
     private static String auditPath(FaultEnvironment env) {
         try (Connection c = env.dataSource.getConnection();
-             PreparedStatement ps = c.prepareStatement("SELECT fencing.audit_path()");
-             ResultSet rs = ps.executeQuery()) {
+                PreparedStatement ps = c.prepareStatement("SELECT fencing.audit_path()");
+                ResultSet rs = ps.executeQuery()) {
             rs.next();
             return "audit path not re-pointed: " + rs.getString(1);
         } catch (SQLException e) {
@@ -136,7 +148,8 @@ final class PostgresPathFaults {
             return "no server connection of the pooler open";
         }
         try (Connection c = env.dataSource.getConnection()) {
-            Array pids = c.createArrayOf("int4", serverPids.stream().map(Long::intValue).toArray());
+            Array pids = c.createArrayOf(
+                    "int4", serverPids.stream().map(Long::intValue).toArray());
             // The one connection is chosen in a subquery: a target list is evaluated before ORDER BY / LIMIT.
             try (PreparedStatement ps = c.prepareStatement("SELECT pid, application_name, pg_terminate_backend(pid) "
                     + "FROM (SELECT pid, application_name FROM pg_stat_activity WHERE pid = ANY (?) "

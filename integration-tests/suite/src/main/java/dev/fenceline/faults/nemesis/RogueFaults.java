@@ -3,7 +3,6 @@ package dev.fenceline.faults.nemesis;
 import dev.fenceline.faults.history.RogueAttempt;
 import dev.fenceline.faults.workload.FaultEnvironment;
 import dev.fenceline.faults.workload.RogueWriter;
-
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -24,33 +23,35 @@ final class RogueFaults {
     private static final Logger log = LoggerFactory.getLogger(RogueFaults.class);
     /** Flood writers at once, and the attempts each makes at most (they also stop when the fault is healed). */
     static final int FLOOD_WRITERS = 12;
+
     static final int FLOOD_ATTEMPTS_PER_WRITER = 40;
 
-    private RogueFaults() {
-    }
+    private RogueFaults() {}
 
     static List<Fault> all() {
-        return List.of(new Fault() {
-            @Override
-            public String kind() {
-                return Faults.ROGUE_WRITER;
-            }
+        return List.of(
+                new Fault() {
+                    @Override
+                    public String kind() {
+                        return Faults.ROGUE_WRITER;
+                    }
 
-            @Override
-            public Injection inject(FaultEnvironment env, Random rnd) throws SQLException {
-                return rogue(env, rnd);
-            }
-        }, new Fault() {
-            @Override
-            public String kind() {
-                return Faults.AUDIT_FLOOD;
-            }
+                    @Override
+                    public Injection inject(FaultEnvironment env, Random rnd) throws SQLException {
+                        return rogue(env, rnd);
+                    }
+                },
+                new Fault() {
+                    @Override
+                    public String kind() {
+                        return Faults.AUDIT_FLOOD;
+                    }
 
-            @Override
-            public Injection inject(FaultEnvironment env, Random rnd) throws SQLException {
-                return flood(env, rnd);
-            }
-        });
+                    @Override
+                    public Injection inject(FaultEnvironment env, Random rnd) throws SQLException {
+                        return flood(env, rnd);
+                    }
+                });
     }
 
     /** Every variant once, in a seeded order, at seeded random moments spread over the hold (one connection). */
@@ -68,18 +69,25 @@ final class RogueFaults {
         }
         Random inner = new Random(rnd.nextLong());
         int before = writer.attempts().size();
-        Thread t = new Thread(() -> {
-            Connection c = null;
-            for (int i = 0; i < order.size(); i++) {
-                FaultEnvironment.sleep(gaps[i]);
-                c = writer.attempt(c, order.get(i), markJump[0], markJump[1], inner, fault, false, "fenceline-rogue");
-            }
-            closeQuietly(c);
-        }, "rogue-writer-" + fault);
+        Thread t = new Thread(
+                () -> {
+                    Connection c = null;
+                    for (int i = 0; i < order.size(); i++) {
+                        FaultEnvironment.sleep(gaps[i]);
+                        c = writer.attempt(
+                                c, order.get(i), markJump[0], markJump[1], inner, fault, false, "fenceline-rogue");
+                    }
+                    closeQuietly(c);
+                },
+                "rogue-writer-" + fault);
         t.setDaemon(true);
         t.start();
-        return Injection.of(writer.role(), order.size() + " rogue writes (" + order + ") at mark " + markJump[0]
-                + ", max_term_jump " + markJump[1] + "; " + writer.setupNote(), hold, () -> {
+        return Injection.of(
+                writer.role(),
+                order.size() + " rogue writes (" + order + ") at mark " + markJump[0] + ", max_term_jump " + markJump[1]
+                        + "; " + writer.setupNote(),
+                hold,
+                () -> {
                     RogueWriter.join(List.of(t), Duration.ofSeconds(60));
                     log.info("fault #{}: {}", fault, summary(writer.attempts(), before));
                 });
@@ -96,21 +104,29 @@ final class RogueFaults {
         int before = writer.attempts().size();
         for (int w = 0; w < FLOOD_WRITERS; w++) {
             Random inner = new Random(rnd.nextLong());
-            Thread t = new Thread(() -> {
-                Connection c = null;
-                for (int i = 0; i < FLOOD_ATTEMPTS_PER_WRITER && System.nanoTime() < stopAt; i++) {
-                    RogueWriter.Variant v = inner.nextInt(4) == 0 ? RogueWriter.Variant.INTO_PARTITION
-                            : RogueWriter.Variant.STALE_TERM;
-                    c = writer.attempt(c, v, markJump[0], markJump[1], inner, fault, true, "fenceline-audit-flood");
-                }
-                closeQuietly(c);
-            }, "audit-flood-" + fault + "-" + w);
+            Thread t = new Thread(
+                    () -> {
+                        Connection c = null;
+                        for (int i = 0; i < FLOOD_ATTEMPTS_PER_WRITER && System.nanoTime() < stopAt; i++) {
+                            RogueWriter.Variant v = inner.nextInt(4) == 0
+                                    ? RogueWriter.Variant.INTO_PARTITION
+                                    : RogueWriter.Variant.STALE_TERM;
+                            c = writer.attempt(
+                                    c, v, markJump[0], markJump[1], inner, fault, true, "fenceline-audit-flood");
+                        }
+                        closeQuietly(c);
+                    },
+                    "audit-flood-" + fault + "-" + w);
             t.setDaemon(true);
             threads.add(t);
         }
         threads.forEach(Thread::start);
-        return Injection.of(writer.role(), FLOOD_WRITERS + " stale writers at once, up to " + FLOOD_ATTEMPTS_PER_WRITER
-                + " writes each within " + hold.toMillis() + " ms, at mark " + markJump[0], hold, () -> {
+        return Injection.of(
+                writer.role(),
+                FLOOD_WRITERS + " stale writers at once, up to " + FLOOD_ATTEMPTS_PER_WRITER + " writes each within "
+                        + hold.toMillis() + " ms, at mark " + markJump[0],
+                hold,
+                () -> {
                     RogueWriter.join(threads, Duration.ofSeconds(60));
                     log.info("fault #{}: {}", fault, summary(writer.attempts(), before));
                 });
@@ -118,7 +134,9 @@ final class RogueFaults {
 
     static String summary(List<RogueAttempt> all, int from) {
         List<RogueAttempt> made = all.subList(from, all.size());
-        long refused = made.stream().filter(a -> a.outcome() == dev.fenceline.faults.history.Outcome.REJECTED).count();
+        long refused = made.stream()
+                .filter(a -> a.outcome() == dev.fenceline.faults.history.Outcome.REJECTED)
+                .count();
         return made.size() + " rogue write(s) made, " + refused + " refused by the fence";
     }
 

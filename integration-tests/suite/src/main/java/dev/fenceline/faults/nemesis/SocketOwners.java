@@ -16,8 +16,7 @@ import java.util.Locale;
  * so neither address nor uid tells them apart).
  */
 public final class SocketOwners {
-    private SocketOwners() {
-    }
+    private SocketOwners() {}
 
     /** The candidate pid owning the client end of {@code accepted} (a socket accepted by this JVM), or -1. */
     public static long ownerOf(Socket accepted, Collection<Long> candidatePids) {

@@ -1,8 +1,5 @@
 package dev.fenceline.faults.nemesis;
 
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -17,6 +14,8 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Predicate;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A controllable TCP proxy on 127.0.0.1: forwards every connection to an upstream address, and can
@@ -77,7 +76,8 @@ public final class TcpProxy implements AutoCloseable {
         }
     }
 
-    private TcpProxy(String name, int port, InetSocketAddress upstream, ConnectionClassifier classifier) throws IOException {
+    private TcpProxy(String name, int port, InetSocketAddress upstream, ConnectionClassifier classifier)
+            throws IOException {
         this.name = name;
         this.upstream = Objects.requireNonNull(upstream);
         this.classifier = classifier;
@@ -98,7 +98,8 @@ public final class TcpProxy implements AutoCloseable {
         try {
             return new TcpProxy(name, port, upstream, classifier);
         } catch (IOException e) {
-            throw new IllegalStateException("cannot start TCP proxy " + name + " on port " + port + ": " + e.getMessage(), e);
+            throw new IllegalStateException(
+                    "cannot start TCP proxy " + name + " on port " + port + ": " + e.getMessage(), e);
         }
     }
 

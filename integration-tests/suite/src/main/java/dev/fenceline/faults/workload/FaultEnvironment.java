@@ -11,10 +11,6 @@ import dev.fenceline.testkit.EtcdMember;
 import dev.fenceline.testkit.FreePorts;
 import dev.fenceline.testkit.Processes;
 import dev.fenceline.testkit.TestDatabase;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
-import javax.sql.DataSource;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -27,6 +23,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Everything a fault run needs, started for real: one PostgreSQL database (testkit), a 3-member etcd (testkit) whose
@@ -46,6 +45,7 @@ public final class FaultEnvironment implements AutoCloseable {
     public final DataSource dataSource;
     /** How the workers reach PostgreSQL (pooler, standby, failover); {@link PostgresSetup#DIRECT} by default. */
     public final PostgresPath postgres;
+
     public final EtcdCluster etcd;
     public final PeerPartition peers;
     public final Map<String, List<TcpProxy>> clientProxies = new LinkedHashMap<>();
@@ -54,11 +54,14 @@ public final class FaultEnvironment implements AutoCloseable {
     public final PaymentInserter inserter;
     /** How many times each fault kind has been injected so far in this run (the runner counts, faults may read). */
     public final Map<String, Integer> injections = new java.util.concurrent.ConcurrentHashMap<>();
+
     private final List<AutoCloseable> closeables = new ArrayList<>();
     private RogueWriter rogue;
     private volatile int injectionIndex;
     /** Workers that ended without the runner asking; each was restarted by {@link #superviseWorkers()}. */
-    private final List<dev.fenceline.faults.history.WorkerExit> workerExits = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final List<dev.fenceline.faults.history.WorkerExit> workerExits =
+            new java.util.concurrent.CopyOnWriteArrayList<>();
+
     private final java.util.concurrent.ScheduledExecutorService supervisor =
             java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
                 Thread t = new Thread(r, "worker-supervisor");
@@ -66,8 +69,14 @@ public final class FaultEnvironment implements AutoCloseable {
                 return t;
             });
 
-    private FaultEnvironment(RunConfig config, Path runDir, PostgresPath postgres, EtcdCluster etcd, PeerPartition peers,
-                             ClockControl clock, PaymentInserter inserter) {
+    private FaultEnvironment(
+            RunConfig config,
+            Path runDir,
+            PostgresPath postgres,
+            EtcdCluster etcd,
+            PeerPartition peers,
+            ClockControl clock,
+            PaymentInserter inserter) {
         this.config = config;
         this.runDir = runDir;
         this.postgres = postgres;
@@ -104,18 +113,22 @@ public final class FaultEnvironment implements AutoCloseable {
         EtcdCluster etcd = null;
         PeerPartition peers = null;
         try {
-            Processes.runOrFail(List.of(javaBin().toString(), "-jar", jar.toString(), "migrate", "--jdbc-url",
-                    db.directJdbcUrl()), Duration.ofMinutes(2), null, Map.of());
+            Processes.runOrFail(
+                    List.of(javaBin().toString(), "-jar", jar.toString(), "migrate", "--jdbc-url", db.directJdbcUrl()),
+                    Duration.ofMinutes(2),
+                    null,
+                    Map.of());
             db.attach();
             String jdbcUrl = db.workerJdbcUrl();
             etcd = EtcdCluster.start(EtcdCluster.Options.defaults().members(3).dataRoot(runDir));
             peers = PeerPartition.install(etcd);
             ClockControl clock = cfg.clockJumps() ? ClockControl.detect(runDir.resolve("clock"), true) : null;
-            PaymentInserter inserter = new PaymentInserter(db.dataSource(), cfg.paymentsPerTick(), cfg.paymentTickMs(),
-                    cfg.maxPayments(), cfg.seed());
+            PaymentInserter inserter = new PaymentInserter(
+                    db.dataSource(), cfg.paymentsPerTick(), cfg.paymentTickMs(), cfg.maxPayments(), cfg.seed());
             FaultEnvironment env = new FaultEnvironment(cfg, runDir, db, etcd, peers, clock, inserter);
             env.startWorkers(jdbcUrl, jar);
-            env.supervisor.scheduleWithFixedDelay(env::superviseWorkers, 500, 500, java.util.concurrent.TimeUnit.MILLISECONDS);
+            env.supervisor.scheduleWithFixedDelay(
+                    env::superviseWorkers, 500, 500, java.util.concurrent.TimeUnit.MILLISECONDS);
             return env;
         } catch (RuntimeException e) {
             if (peers != null) {
@@ -139,16 +152,32 @@ public final class FaultEnvironment implements AutoCloseable {
                 closeables.add(p);
             }
             clientProxies.put(id, proxies);
-            String etcdCsv = String.join(",", proxies.stream().map(TcpProxy::endpoint).toList());
+            String etcdCsv =
+                    String.join(",", proxies.stream().map(TcpProxy::endpoint).toList());
             Map<String, String> env = new HashMap<>();
             if (clock != null) {
                 env.putAll(clock.environmentFor(id));
             }
-            List<String> cmd = WorkerProcess.command(javaBin(), jar, id, config.ttl().toMillis(), config.batchSize(),
-                    config.intervalMs(), FreePorts.next(), runDir.resolve(id + ".history.jsonl"),
-                    runDir.resolve(id + ".pause"), jdbcUrl, etcdCsv);
-            WorkerProcess w = new WorkerProcess(id, cmd, env, runDir.resolve(id + ".history.jsonl"),
-                    runDir.resolve(id + ".log"), portOf(cmd), runDir.resolve(id + ".pause"));
+            List<String> cmd = WorkerProcess.command(
+                    javaBin(),
+                    jar,
+                    id,
+                    config.ttl().toMillis(),
+                    config.batchSize(),
+                    config.intervalMs(),
+                    FreePorts.next(),
+                    runDir.resolve(id + ".history.jsonl"),
+                    runDir.resolve(id + ".pause"),
+                    jdbcUrl,
+                    etcdCsv);
+            WorkerProcess w = new WorkerProcess(
+                    id,
+                    cmd,
+                    env,
+                    runDir.resolve(id + ".history.jsonl"),
+                    runDir.resolve(id + ".log"),
+                    portOf(cmd),
+                    runDir.resolve(id + ".pause"));
             workers.add(w);
             w.start();
         }
@@ -174,10 +203,14 @@ public final class FaultEnvironment implements AutoCloseable {
                 Optional<dev.fenceline.faults.history.WorkerExit> exit = w.takeUnexpectedExit(20);
                 if (exit.isPresent()) {
                     workerExits.add(exit.get());
-                    log.warn("worker {} exited on its own with code {}; restarting it. Last log lines:\n{}", w.id(),
-                            exit.get().exitCode(), exit.get().lastLogLines());
-                    System.out.printf("[fault-suite] worker %s exited on its own with code %d; restarted%n", w.id(),
-                            exit.get().exitCode());
+                    log.warn(
+                            "worker {} exited on its own with code {}; restarting it. Last log lines:\n{}",
+                            w.id(),
+                            exit.get().exitCode(),
+                            exit.get().lastLogLines());
+                    System.out.printf(
+                            "[fault-suite] worker %s exited on its own with code %d; restarted%n",
+                            w.id(), exit.get().exitCode());
                     w.start();
                 }
             } catch (RuntimeException e) {
@@ -219,7 +252,9 @@ public final class FaultEnvironment implements AutoCloseable {
     }
 
     public WorkerProcess worker(String id) {
-        return workers.stream().filter(w -> w.id().equals(id)).findFirst()
+        return workers.stream()
+                .filter(w -> w.id().equals(id))
+                .findFirst()
                 .orElseThrow(() -> new IllegalArgumentException("no worker " + id));
     }
 
@@ -241,7 +276,10 @@ public final class FaultEnvironment implements AutoCloseable {
         long bestTerm = -1;
         for (WorkerProcess w : workers) {
             Optional<WorkerProcess.Health> h = w.health();
-            if (h.isPresent() && h.get().valid() && "LEADER".equals(h.get().state()) && h.get().term() > bestTerm) {
+            if (h.isPresent()
+                    && h.get().valid()
+                    && "LEADER".equals(h.get().state())
+                    && h.get().term() > bestTerm) {
                 best = w;
                 bestTerm = h.get().term();
             }
@@ -253,11 +291,16 @@ public final class FaultEnvironment implements AutoCloseable {
     public String workerLogTails(int lines) {
         StringBuilder sb = new StringBuilder();
         for (WorkerProcess w : workers) {
-            sb.append("--- ").append(w.id()).append(w.isAlive() ? " (running)" : " (exited)").append(": ")
-                    .append(w.logFile()).append('\n');
+            sb.append("--- ")
+                    .append(w.id())
+                    .append(w.isAlive() ? " (running)" : " (exited)")
+                    .append(": ")
+                    .append(w.logFile())
+                    .append('\n');
             try {
                 List<String> all = Files.readAllLines(w.logFile());
-                all.subList(Math.max(0, all.size() - lines), all.size()).forEach(l -> sb.append(l).append('\n'));
+                all.subList(Math.max(0, all.size() - lines), all.size())
+                        .forEach(l -> sb.append(l).append('\n'));
             } catch (IOException e) {
                 sb.append("(no log: ").append(e.getMessage()).append(")\n");
             }
@@ -270,7 +313,8 @@ public final class FaultEnvironment implements AutoCloseable {
     }
 
     public HistoryFiles readHistory() {
-        return HistoryFiles.read(workers.stream().map(WorkerProcess::historyFile).toList());
+        return HistoryFiles.read(
+                workers.stream().map(WorkerProcess::historyFile).toList());
     }
 
     /**
@@ -291,7 +335,8 @@ public final class FaultEnvironment implements AutoCloseable {
                         dumpedBy.add(w.id());
                     }
                 }
-                System.out.printf("[fault-suite] no commit %d s after the heal: thread dumps of %s written to their logs%n",
+                System.out.printf(
+                        "[fault-suite] no commit %d s after the heal: thread dumps of %s written to their logs%n",
                         bound.toSeconds() / 2, dumpedBy);
             }
             Optional<BatchAttempt> c = readHistory().attempts.stream()

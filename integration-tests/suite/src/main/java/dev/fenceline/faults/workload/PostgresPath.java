@@ -6,13 +6,12 @@ import dev.fenceline.testkit.PgBouncer;
 import dev.fenceline.testkit.PostgresServer;
 import dev.fenceline.testkit.PostgresStandby;
 import dev.fenceline.testkit.TestDatabase;
+import java.util.ArrayList;
+import java.util.List;
+import javax.sql.DataSource;
 import org.postgresql.ds.PGSimpleDataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-
-import javax.sql.DataSource;
-import java.util.ArrayList;
-import java.util.List;
 
 /**
  * The way from the workers (and the runner) to PostgreSQL in a fault run, per {@link PostgresSetup}:
@@ -58,7 +57,10 @@ public final class PostgresPath implements AutoCloseable {
     /** The primary and the run's database; call {@link #attach()} after migrating through {@link #directJdbcUrl()}. */
     public static PostgresPath start(PostgresSetup setup) {
         if (setup.hasStandby()) {
-            return new PostgresPath(setup, PostgresServer.start(PostgresServer.Options.defaults().backend("local")), true);
+            return new PostgresPath(
+                    setup,
+                    PostgresServer.start(PostgresServer.Options.defaults().backend("local")),
+                    true);
         }
         return new PostgresPath(setup, PostgresServer.shared(), false);
     }
@@ -76,7 +78,8 @@ public final class PostgresPath implements AutoCloseable {
                 startStandby();
             }
             if (setup.pooler()) {
-                PgBouncer.Options o = PgBouncer.Options.defaults().poolMode("transaction").defaultPoolSize(4);
+                PgBouncer.Options o =
+                        PgBouncer.Options.defaults().poolMode("transaction").defaultPoolSize(4);
                 pooler = PgBouncer.start(primary, pgProxy == null ? o : o.serverPort(pgProxy.port()));
             }
         } catch (RuntimeException e) {
@@ -87,7 +90,8 @@ public final class PostgresPath implements AutoCloseable {
 
     private void startStandby() {
         PostgresStandby.Mode mode = setup.standby() == PostgresSetup.Standby.SYNCHRONOUS
-                ? PostgresStandby.Mode.SYNCHRONOUS : PostgresStandby.Mode.ASYNCHRONOUS;
+                ? PostgresStandby.Mode.SYNCHRONOUS
+                : PostgresStandby.Mode.ASYNCHRONOUS;
         int replicationPort = 0;
         if (mode == PostgresStandby.Mode.ASYNCHRONOUS) {
             replicationProxy = TcpProxy.start("replication", TcpProxy.loopback(primary.port()));
@@ -172,9 +176,11 @@ public final class PostgresPath implements AutoCloseable {
         retired.add(old);
         pgProxy.upstream(TcpProxy.loopback(primary.port()));
         failovers++;
-        String what = lag + "primary 127.0.0.1:" + old.port() + " crashed (immediate), standby 127.0.0.1:" + primary.port()
-                + " promoted and reachable " + (System.nanoTime() - crashAt) / 1_000_000 + " ms after the crash (failover "
-                + failovers + ")";
+        String what =
+                lag + "primary 127.0.0.1:" + old.port() + " crashed (immediate), standby 127.0.0.1:" + primary.port()
+                        + " promoted and reachable " + (System.nanoTime() - crashAt) / 1_000_000
+                        + " ms after the crash (failover "
+                        + failovers + ")";
         log.info("{}", what);
         return what;
     }

@@ -17,7 +17,9 @@ public record PostgresSetup(boolean pooler, Standby standby) {
     public static final PostgresSetup DIRECT = new PostgresSetup(false, Standby.NONE);
 
     public enum Standby {
-        NONE, SYNCHRONOUS, ASYNCHRONOUS;
+        NONE,
+        SYNCHRONOUS,
+        ASYNCHRONOUS;
 
         /** {@code none}, {@code sync} or {@code async} (as the soak's {@code --standby} takes it). */
         public static Standby parse(String value) {
@@ -26,7 +28,8 @@ public record PostgresSetup(boolean pooler, Standby standby) {
                 case "none" -> NONE;
                 case "sync", "synchronous" -> SYNCHRONOUS;
                 case "async", "asynchronous" -> ASYNCHRONOUS;
-                default -> throw new IllegalArgumentException("--standby must be none, sync or async, was '" + value + "'");
+                default ->
+                    throw new IllegalArgumentException("--standby must be none, sync or async, was '" + value + "'");
             };
         }
     }

@@ -4,10 +4,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.fenceline.faults.check.HistoryChecker;
 import dev.fenceline.faults.history.Outcome;
 import dev.fenceline.faults.history.RogueAttempt;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
-import javax.sql.DataSource;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -29,6 +25,9 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicLong;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A writer that is no leader: an ordinary application login (a member of {@code fencing_app}, not a superuser, with
@@ -57,8 +56,17 @@ public final class RogueWriter implements AutoCloseable {
 
     /** How a rogue write tries to get past the fence. */
     public enum Variant {
-        STALE_TERM, NO_TERM, TERM_ZERO, TERM_NEGATIVE, TERM_NULL, TERM_OVER_JUMP, TWO_PHASE_COMMIT, AFTER_UNLOCK_ALL,
-        INTO_PARTITION, FK_CASCADE_UPDATE, FK_CASCADE_DELETE
+        STALE_TERM,
+        NO_TERM,
+        TERM_ZERO,
+        TERM_NEGATIVE,
+        TERM_NULL,
+        TERM_OVER_JUMP,
+        TWO_PHASE_COMMIT,
+        AFTER_UNLOCK_ALL,
+        INTO_PARTITION,
+        FK_CASCADE_UPDATE,
+        FK_CASCADE_DELETE
     }
 
     private final DataSource owner;
@@ -70,7 +78,8 @@ public final class RogueWriter implements AutoCloseable {
     private final AtomicLong ids = new AtomicLong();
     private final String setupNote;
 
-    private RogueWriter(DataSource owner, String url, String resource, String role, Path historyFile, String setupNote) {
+    private RogueWriter(
+            DataSource owner, String url, String resource, String role, Path historyFile, String setupNote) {
         this.owner = owner;
         this.url = url;
         this.resource = resource;
@@ -84,13 +93,16 @@ public final class RogueWriter implements AutoCloseable {
      * the JDBC URL, without user, of the server that takes writes).
      */
     public static RogueWriter create(DataSource owner, String url, String resource, Path runDir) {
-        String role = "fenceline_rogue_" + ProcessHandle.current().pid() + "_" + Long.toHexString(System.nanoTime() & 0xFFFFFF);
+        String role = "fenceline_rogue_" + ProcessHandle.current().pid() + "_"
+                + Long.toHexString(System.nanoTime() & 0xFFFFFF);
         String note;
-        try (Connection c = owner.getConnection(); Statement st = c.createStatement()) {
+        try (Connection c = owner.getConnection();
+                Statement st = c.createStatement()) {
             st.execute("CREATE ROLE " + role + " LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE IN ROLE fencing_app");
             st.execute("CREATE SCHEMA IF NOT EXISTS faults");
-            st.execute("CREATE TABLE faults.rogue_ledger (id bigint NOT NULL, attempt text NOT NULL, part int NOT NULL) "
-                    + "PARTITION BY LIST (part)");
+            st.execute(
+                    "CREATE TABLE faults.rogue_ledger (id bigint NOT NULL, attempt text NOT NULL, part int NOT NULL) "
+                            + "PARTITION BY LIST (part)");
             st.execute("CREATE TABLE faults.rogue_ledger_p0 PARTITION OF faults.rogue_ledger FOR VALUES IN (0)");
             st.execute("CREATE TABLE faults.rogue_ledger_p1 PARTITION OF faults.rogue_ledger FOR VALUES IN (1)");
             st.execute("CREATE TABLE faults.rogue_account (id bigint PRIMARY KEY)");
@@ -103,7 +115,8 @@ public final class RogueWriter implements AutoCloseable {
                 st.execute("SELECT fencing.protect_table('faults.rogue_ledger', " + lit + ")");
                 note = "partitioned faults.rogue_ledger protected with its partitions";
             } catch (SQLException e) {
-                // Without the event triggers (no superuser migration) a partitioned parent is refused: protect each leaf.
+                // Without the event triggers (no superuser migration) a partitioned parent is refused: protect each
+                // leaf.
                 st.execute("SELECT fencing.protect_table('faults.rogue_ledger_p0', " + lit + ")");
                 st.execute("SELECT fencing.protect_table('faults.rogue_ledger_p1', " + lit + ")");
                 note = "partitions of faults.rogue_ledger protected one by one (" + e.getSQLState() + ")";
@@ -116,7 +129,8 @@ public final class RogueWriter implements AutoCloseable {
             // Only the parent: the cascade into the protected child runs as that table's owner.
             st.execute("GRANT SELECT, UPDATE, DELETE ON faults.rogue_account TO " + role);
         } catch (SQLException e) {
-            throw new IllegalStateException("cannot set up the rogue writer (role " + role + ", schema faults): " + e, e);
+            throw new IllegalStateException(
+                    "cannot set up the rogue writer (role " + role + ", schema faults): " + e, e);
         }
         log.info("rogue writer: role {}; {}", role, note);
         return new RogueWriter(owner, url, resource, role, runDir.resolve("rogue.history.jsonl"), note);
@@ -138,13 +152,14 @@ public final class RogueWriter implements AutoCloseable {
 
     /** The mark and max_term_jump now, read by the owner: what a stale and an over-jumped term are measured from. */
     public long[] markAndMaxJump() throws SQLException {
-        try (Connection c = owner.getConnection(); PreparedStatement ps = c.prepareStatement(
-                "SELECT (SELECT highest_accepted FROM fencing.high_water_mark WHERE resource = ?), "
-                        + "(SELECT value::bigint FROM fencing.settings WHERE name = 'max_term_jump')")) {
+        try (Connection c = owner.getConnection();
+                PreparedStatement ps = c.prepareStatement(
+                        "SELECT (SELECT highest_accepted FROM fencing.high_water_mark WHERE resource = ?), "
+                                + "(SELECT value::bigint FROM fencing.settings WHERE name = 'max_term_jump')")) {
             ps.setString(1, resource);
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
-                return new long[]{rs.getLong(1), rs.wasNull() ? 1_000_000 : rs.getLong(2)};
+                return new long[] {rs.getLong(1), rs.wasNull() ? 1_000_000 : rs.getLong(2)};
             }
         }
     }
@@ -162,8 +177,15 @@ public final class RogueWriter implements AutoCloseable {
      * One rogue write of {@code variant} on {@code c} (null: connect first), recorded; returns the connection to use
      * next (a new one after this one broke), or null.
      */
-    public Connection attempt(Connection c, Variant variant, long mark, long maxJump, Random rnd, int faultIndex,
-                              boolean flood, String applicationName) {
+    public Connection attempt(
+            Connection c,
+            Variant variant,
+            long mark,
+            long maxJump,
+            Random rnd,
+            int faultIndex,
+            boolean flood,
+            String applicationName) {
         long n = ids.incrementAndGet();
         String id = HistoryChecker.ROGUE_PREFIX + faultIndex + "-" + (flood ? "f" : "") + n;
         String term = term(variant, mark, maxJump, rnd);
@@ -207,8 +229,8 @@ public final class RogueWriter implements AutoCloseable {
                 try {
                     st.execute("SELECT set_config('fencing.leader_id', '" + id + "', true)");
                     if (term != null) {
-                        st.execute("SELECT set_config('fencing.resource', '" + resource.replace("'", "''") + "', true), "
-                                + "set_config('fencing.term', '" + term + "', true)");
+                        st.execute("SELECT set_config('fencing.resource', '" + resource.replace("'", "''")
+                                + "', true), " + "set_config('fencing.term', '" + term + "', true)");
                     }
                     st.execute(sql);
                     if (variant == Variant.TWO_PHASE_COMMIT) {
@@ -236,14 +258,24 @@ public final class RogueWriter implements AutoCloseable {
                 outcome = Outcome.FAILED;
             }
         }
-        record(new RogueAttempt(id, variant.name(), table, term, start, System.nanoTime(), outcome, state,
-                detail == null ? null : detail.length() > 300 ? detail.substring(0, 300) : detail, flood, faultIndex));
+        record(new RogueAttempt(
+                id,
+                variant.name(),
+                table,
+                term,
+                start,
+                System.nanoTime(),
+                outcome,
+                state,
+                detail == null ? null : detail.length() > 300 ? detail.substring(0, 300) : detail,
+                flood,
+                faultIndex));
         return conn;
     }
 
     /** The offered term of a variant (text, as set in fencing.term; null: none). Never one the fence would accept. */
     static String term(Variant v, long mark, long maxJump, Random rnd) {
-        long stale = Math.max(1, mark - 1);   // at mark 1: the mark's own term with another leader id, refused too
+        long stale = Math.max(1, mark - 1); // at mark 1: the mark's own term with another leader id, refused too
         return switch (v) {
             case NO_TERM -> null;
             case TERM_ZERO -> "0";
@@ -273,8 +305,12 @@ public final class RogueWriter implements AutoCloseable {
         line.put("fault", a.faultIndex());
         try {
             synchronized (historyFile) {
-                Files.writeString(historyFile, JSON.writeValueAsString(line) + "\n", StandardCharsets.UTF_8,
-                        StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+                Files.writeString(
+                        historyFile,
+                        JSON.writeValueAsString(line) + "\n",
+                        StandardCharsets.UTF_8,
+                        StandardOpenOption.CREATE,
+                        StandardOpenOption.APPEND);
             }
         } catch (IOException e) {
             throw new UncheckedIOException("cannot append to " + historyFile, e);
@@ -328,8 +364,10 @@ public final class RogueWriter implements AutoCloseable {
                     + "LEFT JOIN faults.rogue_entry e ON e.id = g WHERE e.account_id IS DISTINCT FROM g")) {
                 while (rs.next()) {
                     long account = rs.getLong(2);
-                    out.add("faults.rogue_entry " + rs.getLong(1) + (rs.wasNull() ? " deleted by a cascade"
-                            : " moved to account " + account + " by a cascade"));
+                    out.add("faults.rogue_entry " + rs.getLong(1)
+                            + (rs.wasNull()
+                                    ? " deleted by a cascade"
+                                    : " moved to account " + account + " by a cascade"));
                 }
             }
         }
@@ -339,7 +377,8 @@ public final class RogueWriter implements AutoCloseable {
     /** Ends the role's sessions, rolls back any of its prepared transactions, and drops it (best effort). */
     @Override
     public void close() {
-        try (Connection c = owner.getConnection(); Statement st = c.createStatement()) {
+        try (Connection c = owner.getConnection();
+                Statement st = c.createStatement()) {
             st.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = '" + role + "'");
             List<String> gids = new ArrayList<>();
             try (ResultSet rs = st.executeQuery("SELECT gid FROM pg_prepared_xacts WHERE owner = '" + role + "'")) {

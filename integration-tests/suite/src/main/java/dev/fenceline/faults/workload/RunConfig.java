@@ -15,22 +15,82 @@ import java.util.Objects;
  * @param hardCap      stop injecting when this much time has passed since the start, whatever the plan says
  * @param postgres     how the workers reach PostgreSQL: directly, through PgBouncer, with a standby to fail over to
  */
-public record RunConfig(long seed, List<String> kinds, int rounds, Duration duration, Duration hardCap, Path jar,
-                        Path outputDir, int workers, Duration ttl, int batchSize, long intervalMs, int paymentsPerTick,
-                        long paymentTickMs, long maxPayments, boolean clockJumps, String election,
-                        PostgresSetup postgres) {
+public record RunConfig(
+        long seed,
+        List<String> kinds,
+        int rounds,
+        Duration duration,
+        Duration hardCap,
+        Path jar,
+        Path outputDir,
+        int workers,
+        Duration ttl,
+        int batchSize,
+        long intervalMs,
+        int paymentsPerTick,
+        long paymentTickMs,
+        long maxPayments,
+        boolean clockJumps,
+        String election,
+        PostgresSetup postgres) {
 
     /** Workers connected to PostgreSQL directly ({@link PostgresSetup#DIRECT}). */
-    public RunConfig(long seed, List<String> kinds, int rounds, Duration duration, Duration hardCap, Path jar,
-                     Path outputDir, int workers, Duration ttl, int batchSize, long intervalMs, int paymentsPerTick,
-                     long paymentTickMs, long maxPayments, boolean clockJumps, String election) {
-        this(seed, kinds, rounds, duration, hardCap, jar, outputDir, workers, ttl, batchSize, intervalMs, paymentsPerTick,
-                paymentTickMs, maxPayments, clockJumps, election, PostgresSetup.DIRECT);
+    public RunConfig(
+            long seed,
+            List<String> kinds,
+            int rounds,
+            Duration duration,
+            Duration hardCap,
+            Path jar,
+            Path outputDir,
+            int workers,
+            Duration ttl,
+            int batchSize,
+            long intervalMs,
+            int paymentsPerTick,
+            long paymentTickMs,
+            long maxPayments,
+            boolean clockJumps,
+            String election) {
+        this(
+                seed,
+                kinds,
+                rounds,
+                duration,
+                hardCap,
+                jar,
+                outputDir,
+                workers,
+                ttl,
+                batchSize,
+                intervalMs,
+                paymentsPerTick,
+                paymentTickMs,
+                maxPayments,
+                clockJumps,
+                election,
+                PostgresSetup.DIRECT);
     }
 
     public RunConfig withPostgres(PostgresSetup setup) {
-        return new RunConfig(seed, kinds, rounds, duration, hardCap, jar, outputDir, workers, ttl, batchSize, intervalMs,
-                paymentsPerTick, paymentTickMs, maxPayments, clockJumps, election, setup);
+        return new RunConfig(
+                seed,
+                kinds,
+                rounds,
+                duration,
+                hardCap,
+                jar,
+                outputDir,
+                workers,
+                ttl,
+                batchSize,
+                intervalMs,
+                paymentsPerTick,
+                paymentTickMs,
+                maxPayments,
+                clockJumps,
+                election,
+                setup);
     }
 
     public RunConfig {
@@ -48,12 +108,42 @@ public record RunConfig(long seed, List<String> kinds, int rounds, Duration dura
 
     /** The smoke run: every kind twice, TTL 2 s, about 8 minutes on 2 cores at most. */
     public static RunConfig smoke(long seed, Path jar, Path out, List<String> kinds) {
-        return new RunConfig(seed, kinds, 2, null, Duration.ofMinutes(6), jar, out, 3, Duration.ofSeconds(2), 20, 100,
-                8, 250, 20_000, true, "settlement");
+        return new RunConfig(
+                seed,
+                kinds,
+                2,
+                null,
+                Duration.ofMinutes(6),
+                jar,
+                out,
+                3,
+                Duration.ofSeconds(2),
+                20,
+                100,
+                8,
+                250,
+                20_000,
+                true,
+                "settlement");
     }
 
     public static RunConfig soak(long seed, Duration duration, Path jar, Path out, List<String> kinds) {
-        return new RunConfig(seed, kinds, 0, duration, duration.plusMinutes(2), jar, out, 3, Duration.ofSeconds(3), 50, 100,
-                10, 200, 5_000_000, true, "settlement");
+        return new RunConfig(
+                seed,
+                kinds,
+                0,
+                duration,
+                duration.plusMinutes(2),
+                jar,
+                out,
+                3,
+                Duration.ofSeconds(3),
+                50,
+                100,
+                10,
+                200,
+                5_000_000,
+                true,
+                "settlement");
     }
 }

@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.fenceline.testkit.Processes;
 import dev.fenceline.testkit.Reaper;
-
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -26,7 +25,9 @@ public final class WorkerProcess implements AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper();
     /** What the sample's worker prints when its debug hook holds it inside a batch. */
     public static final String PAUSE_MARKER = "FENCELINE-PAUSED-INSIDE-BATCH";
-    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofMillis(500)).build();
+
+    private static final HttpClient HTTP =
+            HttpClient.newBuilder().connectTimeout(Duration.ofMillis(500)).build();
 
     private final String id;
     private final List<String> command;
@@ -44,14 +45,20 @@ public final class WorkerProcess implements AutoCloseable {
     private boolean exitReported;
     /** When the current process ended (monotonic ns and wall clock), set by its exit callback; 0/null while it runs. */
     private volatile long exitMonoNs;
+
     private volatile java.time.Instant exitAt;
 
     /** What the worker's /health says. */
-    public record Health(String state, long term, boolean valid) {
-    }
+    public record Health(String state, long term, boolean valid) {}
 
-    public WorkerProcess(String id, List<String> command, Map<String, String> env, Path historyFile, Path logFile,
-                         int metricsPort, Path pauseFile) {
+    public WorkerProcess(
+            String id,
+            List<String> command,
+            Map<String, String> env,
+            Path historyFile,
+            Path logFile,
+            int metricsPort,
+            Path pauseFile) {
         this.pauseFile = pauseFile;
         this.id = id;
         this.command = List.copyOf(command);
@@ -81,7 +88,8 @@ public final class WorkerProcess implements AutoCloseable {
         if (isAlive()) {
             throw new IllegalStateException("worker " + id + " already runs (pid " + process.pid() + ")");
         }
-        ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true)
+        ProcessBuilder pb = new ProcessBuilder(command)
+                .redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile()));
         pb.environment().putAll(env);
         try {
@@ -129,10 +137,10 @@ public final class WorkerProcess implements AutoCloseable {
             return Optional.empty();
         }
         exitReported = true;
-        long mono = exitMonoNs != 0 ? exitMonoNs : System.nanoTime();   // the exit callback may not have run yet
+        long mono = exitMonoNs != 0 ? exitMonoNs : System.nanoTime(); // the exit callback may not have run yet
         java.time.Instant at = exitAt != null ? exitAt : java.time.Instant.now();
-        return Optional.of(new dev.fenceline.faults.history.WorkerExit(id, process.exitValue(), mono, at,
-                logTail(logFile, tailLines)));
+        return Optional.of(new dev.fenceline.faults.history.WorkerExit(
+                id, process.exitValue(), mono, at, logTail(logFile, tailLines)));
     }
 
     /** The last {@code lines} lines of a log file ("(no log: ...)" when it cannot be read). */
@@ -305,10 +313,17 @@ public final class WorkerProcess implements AutoCloseable {
             return Optional.empty();
         }
         try {
-            HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + metricsPort + "/health"))
-                    .timeout(Duration.ofMillis(700)).GET().build(), HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> r = HTTP.send(
+                    HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + metricsPort + "/health"))
+                            .timeout(Duration.ofMillis(700))
+                            .GET()
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
             JsonNode n = JSON.readTree(r.body());
-            return Optional.of(new Health(n.path("state").asText(""), n.path("term").asLong(0), n.path("valid").asBoolean(false)));
+            return Optional.of(new Health(
+                    n.path("state").asText(""),
+                    n.path("term").asLong(0),
+                    n.path("valid").asBoolean(false)));
         } catch (IOException e) {
             return Optional.empty();
         } catch (InterruptedException e) {
@@ -328,14 +343,45 @@ public final class WorkerProcess implements AutoCloseable {
     }
 
     /** The command line for one worker. */
-    public static List<String> command(Path java, Path jar, String id, long ttlMs, int batchSize, long intervalMs,
-                                       int metricsPort, Path historyFile, Path pauseFile, String jdbcUrl, String etcdCsv) {
-        List<String> cmd = new ArrayList<>(List.of(java.toString(), "-Xmx192m", "-XX:+UseSerialGC",
-                "-XX:TieredStopAtLevel=1", "-Xss512k", "-jar", jar.toString(), "worker",
-                "--id", id, "--ttl-ms", Long.toString(ttlMs), "--batch-size", Integer.toString(batchSize),
-                "--interval-ms", Long.toString(intervalMs), "--metrics-port", Integer.toString(metricsPort),
-                "--history-file", historyFile.toString(), "--debug-pause-inside-batch-file", pauseFile.toString(),
-                "--jdbc-url", jdbcUrl, "--etcd", etcdCsv));
+    public static List<String> command(
+            Path java,
+            Path jar,
+            String id,
+            long ttlMs,
+            int batchSize,
+            long intervalMs,
+            int metricsPort,
+            Path historyFile,
+            Path pauseFile,
+            String jdbcUrl,
+            String etcdCsv) {
+        List<String> cmd = new ArrayList<>(List.of(
+                java.toString(),
+                "-Xmx192m",
+                "-XX:+UseSerialGC",
+                "-XX:TieredStopAtLevel=1",
+                "-Xss512k",
+                "-jar",
+                jar.toString(),
+                "worker",
+                "--id",
+                id,
+                "--ttl-ms",
+                Long.toString(ttlMs),
+                "--batch-size",
+                Integer.toString(batchSize),
+                "--interval-ms",
+                Long.toString(intervalMs),
+                "--metrics-port",
+                Integer.toString(metricsPort),
+                "--history-file",
+                historyFile.toString(),
+                "--debug-pause-inside-batch-file",
+                pauseFile.toString(),
+                "--jdbc-url",
+                jdbcUrl,
+                "--etcd",
+                etcdCsv));
         return cmd;
     }
 }

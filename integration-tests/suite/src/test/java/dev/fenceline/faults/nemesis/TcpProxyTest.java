@@ -1,7 +1,8 @@
 package dev.fenceline.faults.nemesis;
 
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import java.io.DataInputStream;
 import java.io.IOException;
@@ -16,10 +17,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.awaitility.Awaitility.await;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 
 class TcpProxyTest {
     private final List<AutoCloseable> closeables = new ArrayList<>();
@@ -40,7 +39,9 @@ class TcpProxyTest {
                 try {
                     Socket c = s.accept();
                     Thread h = new Thread(() -> {
-                        try (c; InputStream in = c.getInputStream(); OutputStream out = c.getOutputStream()) {
+                        try (c;
+                                InputStream in = c.getInputStream();
+                                OutputStream out = c.getOutputStream()) {
                             byte[] b = new byte[1024];
                             int n;
                             while ((n = in.read(b)) > 0) {
@@ -149,11 +150,12 @@ class TcpProxyTest {
     @Test
     void socketOwnerIsTheProcessThatOpenedTheConnection() throws Exception {
         try (ServerSocket server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
-             Socket client = new Socket(InetAddress.getLoopbackAddress(), server.getLocalPort());
-             Socket accepted = server.accept()) {
+                Socket client = new Socket(InetAddress.getLoopbackAddress(), server.getLocalPort());
+                Socket accepted = server.accept()) {
             long me = ProcessHandle.current().pid();
             assertThat(client.isConnected()).isTrue();
-            assertThat(SocketOwners.ownerOf(accepted, List.of(999_999_999L, me))).isEqualTo(me);
+            assertThat(SocketOwners.ownerOf(accepted, List.of(999_999_999L, me)))
+                    .isEqualTo(me);
             assertThat(SocketOwners.ownerOf(accepted, List.of(999_999_999L))).isEqualTo(-1);
         }
     }

@@ -1,5 +1,7 @@
 package dev.fenceline.faults.workload;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import dev.fenceline.faults.history.WorkerExit;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -10,16 +12,20 @@ import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
 /** Which worker exits are findings: stand-in processes (sh), no sample jar. */
 class WorkerProcessTest {
     @TempDir
     Path dir;
 
     private WorkerProcess process(String id, String script) {
-        return new WorkerProcess(id, List.of("sh", "-c", script), Map.of(), dir.resolve(id + ".history.jsonl"),
-                dir.resolve(id + ".log"), 1, dir.resolve(id + ".pause"));
+        return new WorkerProcess(
+                id,
+                List.of("sh", "-c", script),
+                Map.of(),
+                dir.resolve(id + ".history.jsonl"),
+                dir.resolve(id + ".log"),
+                1,
+                dir.resolve(id + ".pause"));
     }
 
     private static void awaitEnded(WorkerProcess w) throws InterruptedException {
@@ -33,10 +39,18 @@ class WorkerProcessTest {
     @Test
     void onlyAnEndedProcessTheRunnerDidNotEndAndNotYetReportedIsAFinding() {
         assertThat(WorkerProcess.isUnexpectedExit(true, false, false, false)).isTrue();
-        assertThat(WorkerProcess.isUnexpectedExit(true, true, false, false)).as("still running (or frozen)").isFalse();
-        assertThat(WorkerProcess.isUnexpectedExit(true, false, true, false)).as("killed by a fault or stopped").isFalse();
-        assertThat(WorkerProcess.isUnexpectedExit(true, false, false, true)).as("already reported").isFalse();
-        assertThat(WorkerProcess.isUnexpectedExit(false, false, false, false)).as("never started").isFalse();
+        assertThat(WorkerProcess.isUnexpectedExit(true, true, false, false))
+                .as("still running (or frozen)")
+                .isFalse();
+        assertThat(WorkerProcess.isUnexpectedExit(true, false, true, false))
+                .as("killed by a fault or stopped")
+                .isFalse();
+        assertThat(WorkerProcess.isUnexpectedExit(true, false, false, true))
+                .as("already reported")
+                .isFalse();
+        assertThat(WorkerProcess.isUnexpectedExit(false, false, false, false))
+                .as("never started")
+                .isFalse();
     }
 
     @Test
@@ -55,7 +69,8 @@ class WorkerProcessTest {
         // restarted, it is watched afresh
         w.start();
         awaitEnded(w);
-        assertThat(w.takeUnexpectedExit(1)).hasValueSatisfying(e -> assertThat(e.lastLogLines()).isEqualTo("fatal: cannot go on"));
+        assertThat(w.takeUnexpectedExit(1))
+                .hasValueSatisfying(e -> assertThat(e.lastLogLines()).isEqualTo("fatal: cannot go on"));
         assertThat(Files.readAllLines(dir.resolve("w2.log"))).hasSize(4);
     }
 

@@ -41,9 +41,12 @@ public final class PostgresExtension implements BeforeAllCallback, AfterAllCallb
     }
 
     private static TestDatabase database(ExtensionContext context) {
-        return classStore(context).getOrComputeIfAbsent("db",
-                k -> PostgresServer.shared().createDatabase(context.getRequiredTestClass().getSimpleName()),
-                TestDatabase.class);
+        return classStore(context)
+                .getOrComputeIfAbsent(
+                        "db",
+                        k -> PostgresServer.shared()
+                                .createDatabase(context.getRequiredTestClass().getSimpleName()),
+                        TestDatabase.class);
     }
 
     private static ExtensionContext.Store classStore(ExtensionContext context) {
