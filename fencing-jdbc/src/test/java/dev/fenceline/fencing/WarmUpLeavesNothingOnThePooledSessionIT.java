@@ -12,18 +12,9 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.fenceline.db.DatabaseConfig;
 import dev.fenceline.db.Databases;
 import dev.fenceline.testkit.PgBouncer;
-import dev.fenceline.testkit.TestDatabase;
-import dev.fenceline.testkit.junit.PostgresExtension;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.SQLException;
-import java.time.Duration;
-import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -37,69 +28,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  *
  * <p>What the warm start touches that another writer or a DBA could see: {@link WarmUpIT}.
  */
-@ExtendWith(PostgresExtension.class)
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class WarmUpLeavesNothingOnThePooledSessionIT {
-    private static final AtomicInteger TABLES = new AtomicInteger();
-
-    private TestDatabase db;
-    private AdversaryRole adversary;
-
-    @BeforeAll
-    void setUp(TestDatabase db) {
-        this.db = db;
-        Fixtures.migrate(db);
-        adversary = AdversaryRole.create(db);
-    }
-
-    @AfterAll
-    void tearDown() {
-        if (adversary != null) {
-            adversary.close();
-        }
-    }
-
-    /** A pool of one connection logging in as the adversary role: every transaction of a writer uses one session. */
-    private HikariDataSource pool(String name) {
-        return Databases.dataSource(DatabaseConfig.builder(db.jdbcUrl())
-                .username(adversary.name())
-                .maximumPoolSize(1)
-                .applicationName(name)
-                .poolName(name + "-" + TABLES.incrementAndGet())
-                .lockTimeout(Duration.ofSeconds(2))
-                .idleInTransactionSessionTimeout(Duration.ofSeconds(30))
-                .build());
-    }
-
-    /** A fresh resource at mark 5 (held by leader a) and its protected table; returns the table's name. */
-    private String table(String prefix) {
-        String table = prefix + "_" + TABLES.incrementAndGet();
-        adversary.protectedTable(table, resourceOf(table), 5, "a");
-        return table;
-    }
-
-    private static String resourceOf(String table) {
-        return table.replace('_', '-');
-    }
-
-    private String note(String table, long id) {
-        return Fixtures.text(db, "SELECT note FROM " + table + " WHERE id = " + id);
-    }
-
-    private long audits(String resource, long offeredTerm) {
-        return count(
-                db,
-                "SELECT count(*) FROM fencing.rejected_write WHERE resource = '" + resource + "' AND offered_term = "
-                        + offeredTerm);
-    }
-
-    /** Another leader (its own connection, closed at once) advances the resource to {@code term}. */
-    private void advance(String resource, long term) throws SQLException {
-        try (Connection b = adversary.connect("leader-b")) {
-            assertThat(query(b, "SELECT fencing.enter('" + resource + "', " + term + ", 'b')"))
-                    .isEqualTo(Long.toString(term));
-        }
-    }
+class WarmUpLeavesNothingOnThePooledSessionIT extends AdversaryWriterScene {
 
     /**
      * What a server session carries that could count for a later transaction on it: "term|resource|advisory
@@ -117,16 +46,6 @@ class WarmUpLeavesNothingOnThePooledSessionIT {
     /** Transactions holding the resource's fence lock now (the view the next advance's victims are listed in). */
     private long enteredTransactions(String resource) {
         return count(db, "SELECT count(*) FROM fencing.entered_transactions WHERE resource = '" + resource + "'");
-    }
-
-    private static void update(Connection c, String table, long id, String note, long term) throws SQLException {
-        try (PreparedStatement ps =
-                c.prepareStatement("UPDATE " + table + " SET note = ?, fencing_term = ? WHERE id = ?")) {
-            ps.setString(1, note);
-            ps.setLong(2, term);
-            ps.setLong(3, id);
-            ps.executeUpdate();
-        }
     }
 
     /**

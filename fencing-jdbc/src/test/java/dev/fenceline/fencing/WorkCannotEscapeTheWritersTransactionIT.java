@@ -1,7 +1,6 @@
 package dev.fenceline.fencing;
 
 import static dev.fenceline.fencing.AdversaryRole.execute;
-import static dev.fenceline.fencing.AdversaryRole.query;
 import static dev.fenceline.fencing.AdversaryRole.sqlState;
 import static dev.fenceline.fencing.Fixtures.count;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -10,23 +9,16 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.fenceline.db.DatabaseConfig;
 import dev.fenceline.db.Databases;
-import dev.fenceline.testkit.TestDatabase;
-import dev.fenceline.testkit.junit.PostgresExtension;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.time.Duration;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -45,91 +37,20 @@ import org.junit.jupiter.params.provider.ValueSource;
  * <p>A stale write the work rolls back or swallows: {@link StaleWritesInsideTheWorkAreAuditedExactlyOnceIT}; what the
  * writer's warm-up leaves on the pooled session: {@link WarmUpLeavesNothingOnThePooledSessionIT}.
  */
-@ExtendWith(PostgresExtension.class)
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class WorkCannotEscapeTheWritersTransactionIT {
-    private static final AtomicInteger TABLES = new AtomicInteger();
+class WorkCannotEscapeTheWritersTransactionIT extends AdversaryWriterScene {
 
-    private TestDatabase db;
-    private AdversaryRole adversary;
     private ExecutorService other;
 
     @BeforeAll
-    void setUp(TestDatabase db) {
-        this.db = db;
-        Fixtures.migrate(db);
-        adversary = AdversaryRole.create(db);
+    void startTheOtherThread() {
         other = Executors.newSingleThreadExecutor();
     }
 
     @AfterAll
-    void tearDown() throws InterruptedException {
+    void stopTheOtherThread() throws InterruptedException {
         if (other != null) {
             other.shutdownNow();
             other.awaitTermination(AdversaryRole.QUERY_TIMEOUT_SECONDS, TimeUnit.SECONDS);
-        }
-        if (adversary != null) {
-            adversary.close();
-        }
-    }
-
-    /** A pool of one connection logging in as the adversary role: every transaction of a writer uses one session. */
-    private HikariDataSource pool(String name) {
-        return Databases.dataSource(DatabaseConfig.builder(db.jdbcUrl())
-                .username(adversary.name())
-                .maximumPoolSize(1)
-                .applicationName(name)
-                .poolName(name + "-" + TABLES.incrementAndGet())
-                .lockTimeout(Duration.ofSeconds(2))
-                .idleInTransactionSessionTimeout(Duration.ofSeconds(30))
-                .build());
-    }
-
-    /** A fresh resource at mark 5 (held by leader a) and its protected table; returns the table's name. */
-    private String table(String prefix) {
-        String table = prefix + "_" + TABLES.incrementAndGet();
-        adversary.protectedTable(table, resourceOf(table), 5, "a");
-        return table;
-    }
-
-    private static String resourceOf(String table) {
-        return table.replace('_', '-');
-    }
-
-    private String note(String table, long id) {
-        return Fixtures.text(db, "SELECT note FROM " + table + " WHERE id = " + id);
-    }
-
-    private long audits(String resource, long offeredTerm) {
-        return count(
-                db,
-                "SELECT count(*) FROM fencing.rejected_write WHERE resource = '" + resource + "' AND offered_term = "
-                        + offeredTerm);
-    }
-
-    /** Another leader (its own connection, closed at once) advances the resource to {@code term}. */
-    private void advance(String resource, long term) throws SQLException {
-        try (Connection b = adversary.connect("leader-b")) {
-            assertThat(query(b, "SELECT fencing.enter('" + resource + "', " + term + ", 'b')"))
-                    .isEqualTo(Long.toString(term));
-        }
-    }
-
-    /** Runs {@code action} as leader a at term 5 of the table's resource, on a new pool of one session. */
-    private Throwable runAtTermFive(String table, FencedAction action) {
-        try (HikariDataSource pool = pool("leader-a")) {
-            FencedWriter writer = FencedWriter.create(pool, FencedWriterConfig.defaults());
-            return catchThrowable(() -> writer.run(FencingToken.of(resourceOf(table), 5, "a"), action));
-        }
-    }
-
-    private static void update(Connection c, String table, long id, String note, long term) throws SQLException {
-        try (PreparedStatement ps =
-                c.prepareStatement("UPDATE " + table + " SET note = ?, fencing_term = ? WHERE id = ?")) {
-            ps.setString(1, note);
-            ps.setLong(2, term);
-            ps.setLong(3, id);
-            ps.executeUpdate();
         }
     }
 
