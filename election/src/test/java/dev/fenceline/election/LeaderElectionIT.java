@@ -74,10 +74,12 @@ class LeaderElectionIT {
                             .observedLeader()
                             .map(r -> r.leaderId().equals(leader.id) && r.term() == term)
                             .orElse(false));
-            assertThat(leader.election.observedLeader())
-                    .get()
-                    .satisfies(r -> assertThat(r.leaderId()).isEqualTo(leader.id))
-                    .satisfies(r -> assertThat(r.metadata()).containsEntry("test", "true"));
+            await().atMost(Duration.ofSeconds(5))
+                    .until(() -> leader.election
+                            .observedLeader()
+                            .map(r -> r.leaderId().equals(leader.id)
+                                    && "true".equals(r.metadata().get("test")))
+                            .orElse(false));
 
             leader.election.resign().get(5, java.util.concurrent.TimeUnit.SECONDS);
             await().atMost(Duration.ofSeconds(10))

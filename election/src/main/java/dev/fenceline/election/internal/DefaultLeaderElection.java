@@ -730,6 +730,7 @@ final class DefaultLeaderElection implements LeaderElection {
     private void won(LeaderRecord rec, byte[] value, long recordModRevision, String reason) {
         unresolved.clear();
         backoff.reset();
+        observedLeader = rec; // the winner knows its record before any later read shows it
         LeadershipImpl l = new LeadershipImpl(
                 keys.election(),
                 candidateId,
