@@ -71,6 +71,59 @@ class TlsAuthIT {
     }
 
     @Test
+    void plainHttpToATlsEtcdFailsOpenAtOnceSayingTheEndpointSpeaksTls() {
+        String plain = etcd.endpoint().replaceFirst("^https://", "http://");
+        long t0 = System.nanoTime();
+        assertThatThrownBy(() -> ElectionSession.open(ElectionConfig.builder()
+                        .endpoints(plain)
+                        .ttl(Duration.ofSeconds(6))
+                        .closeOnShutdown(false)
+                        .connectTimeout(Duration.ofSeconds(20))
+                        .meterRegistry(new SimpleMeterRegistry())
+                        .credentials(USER, PASSWORD)
+                        .build()))
+                .isInstanceOfSatisfying(
+                        ElectionException.class,
+                        e -> assertThat(e.isTransient()).isFalse())
+                .hasMessageContaining("speaks TLS")
+                .hasMessageContaining("https://");
+        System.out.println(
+                "failed after " + (System.nanoTime() - t0) / 1_000_000 + " ms (not asserted; connectTimeout 20 s)");
+    }
+
+    /** A plaintext server that answers whatever it is sent with an HTTP/1.1 error, as a plaintext etcd does. */
+    @Test
+    void anHttpsUrlForAPlaintextServerFailsOpenAtOnceSayingItIsNotTls() throws Exception {
+        try (java.net.ServerSocket plain =
+                new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+            Thread answering = new Thread(
+                    () -> {
+                        while (!plain.isClosed()) {
+                            try (java.net.Socket c = plain.accept()) {
+                                c.getInputStream().read(new byte[1024]);
+                                c.getOutputStream()
+                                        .write("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n"
+                                                .getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+                            } catch (java.io.IOException closed) {
+                                // the test closed the server socket, or a client went away
+                            }
+                        }
+                    },
+                    "plaintext-server");
+            answering.setDaemon(true);
+            answering.start();
+            String endpoint = "https://127.0.0.1:" + plain.getLocalPort();
+            assertThatThrownBy(() -> ElectionSession.open(config().endpoints(endpoint)
+                            .connectTimeout(Duration.ofSeconds(20))
+                            .build()))
+                    .isInstanceOfSatisfying(
+                            ElectionException.class,
+                            e -> assertThat(e.isTransient()).isFalse())
+                    .hasMessageContaining("not retried: the endpoint answered TLS with something that is not TLS");
+        }
+    }
+
+    @Test
     void wrongCaFailsOpenAtOnceNamingTheTlsProblem() {
         assertThatThrownBy(() -> ElectionSession.open(
                         config().tlsCaFile(etcd.untrustedCaFile()).build()))

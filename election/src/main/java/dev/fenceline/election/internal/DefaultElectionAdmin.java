@@ -45,6 +45,7 @@ public final class DefaultElectionAdmin implements ElectionAdmin {
         DefaultElectionAdmin a = new DefaultElectionAdmin(config);
         long start = System.nanoTime();
         Throwable last = null;
+        boolean tlsProbed = false;
         Backoff b = new Backoff(Duration.ofMillis(50), Duration.ofMillis(500));
         while (System.nanoTime() - start < config.connectTimeout().toNanos()) {
             try {
@@ -56,6 +57,15 @@ public final class DefaultElectionAdmin implements ElectionAdmin {
                 throw new ElectionException("interrupted while connecting to etcd", e);
             } catch (ExecutionException e) {
                 last = e.getCause();
+                String tls = tlsProbed
+                        ? null
+                        : EtcdReachability.plaintextEndpointSpeakingTls(config.endpoints(), last, config.callTimeout());
+                tlsProbed |= !EtcdReachability.transientHint(last).isEmpty();
+                if (tls != null) {
+                    a.close();
+                    throw new ElectionException(
+                            EtcdReachability.speaksTlsMessage("cannot connect election admin", tls), last, false);
+                }
                 if (EtcdReachability.classify(last) == EtcdReachability.Verdict.PERMANENT) {
                     a.close(); // not etcd, TLS, refused (credentials, permission): retrying cannot help
                     throw new ElectionException(

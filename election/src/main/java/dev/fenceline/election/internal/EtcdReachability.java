@@ -38,7 +38,10 @@ final class EtcdReachability {
 
     static Verdict classify(Throwable failure) {
         for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            if (t instanceof SSLHandshakeException || t instanceof CertificateException || isHttp2ProtocolError(t)) {
+            if (t instanceof SSLHandshakeException
+                    || t instanceof CertificateException
+                    || isHttp2ProtocolError(t)
+                    || isNotTls(t)) {
                 return Verdict.PERMANENT;
             }
             if (t instanceof ConnectException
@@ -72,6 +75,10 @@ final class EtcdReachability {
     /** What an operator should check for a {@link Verdict#PERMANENT} failure (one clause, for messages). */
     static String whatToCheck(Throwable failure) {
         for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (isNotTls(t)) {
+                return "the endpoint answered TLS with something that is not TLS: it is a plaintext server; write an "
+                        + "etcd served without TLS as http://, or use etcd's https:// client URL";
+            }
             if (t instanceof SSLHandshakeException || t instanceof CertificateException) {
                 return "check the TLS settings: that tlsCaFile is the CA that signed the etcd server certificate, that the "
                         + "client certificate is one etcd trusts, and that the endpoint is etcd's https:// client URL";
@@ -125,6 +132,78 @@ final class EtcdReachability {
             }
         }
         return "";
+    }
+
+    /**
+     * The first {@code http://} endpoint that answers a TLS ClientHello with a TLS record, when {@code failure} is
+     * what a TLS server gives a plaintext client (it closes the connection without a word); null otherwise. Such an
+     * endpoint will never answer plaintext gRPC, so the caller fails at once instead of waiting out connectTimeout.
+     * One ClientHello per plaintext endpoint, each bounded by {@code timeout}; only on that failure.
+     */
+    static String plaintextEndpointSpeakingTls(
+            java.util.List<String> endpoints, Throwable failure, java.time.Duration timeout) {
+        if (transientHint(failure).isEmpty()) {
+            return null;
+        }
+        for (String endpoint : endpoints) {
+            java.net.URI uri = java.net.URI.create(endpoint);
+            if ("http".equalsIgnoreCase(uri.getScheme())
+                    && uri.getHost() != null
+                    && answersTls(uri.getHost(), uri.getPort() < 0 ? 2379 : uri.getPort(), timeout)) {
+                return endpoint;
+            }
+        }
+        return null;
+    }
+
+    /** The message for {@link #plaintextEndpointSpeakingTls}'s finding, after "what failed". */
+    static String speaksTlsMessage(String what, String endpoint) {
+        return what + ": etcd endpoint " + endpoint + " speaks TLS (it answered a TLS ClientHello) but is written "
+                + "with http://; not retried: write it as https:// and give the CA that signed its certificate "
+                + "(tlsCaFile, and a client certificate if etcd asks for one)";
+    }
+
+    /**
+     * Sends a TLS ClientHello (made by the JDK's own TLS engine) and reads the first two bytes of the answer: a TLS
+     * handshake or alert record (type 22 or 21, version major 3) means a TLS server, whatever else it says.
+     */
+    static boolean answersTls(String host, int port, java.time.Duration timeout) {
+        int ms = (int) Math.max(1, Math.min(Integer.MAX_VALUE, timeout.toMillis()));
+        try {
+            javax.net.ssl.SSLContext tls = javax.net.ssl.SSLContext.getInstance("TLS");
+            tls.init(null, null, null);
+            javax.net.ssl.SSLEngine engine = tls.createSSLEngine(host, port);
+            engine.setUseClientMode(true);
+            engine.beginHandshake();
+            java.nio.ByteBuffer hello =
+                    java.nio.ByteBuffer.allocate(engine.getSession().getPacketBufferSize());
+            engine.wrap(java.nio.ByteBuffer.allocate(0), hello);
+            hello.flip();
+            try (java.net.Socket socket = new java.net.Socket()) {
+                socket.connect(new java.net.InetSocketAddress(host, port), ms);
+                socket.setSoTimeout(ms);
+                socket.getOutputStream().write(hello.array(), 0, hello.limit());
+                socket.getOutputStream().flush();
+                int type = socket.getInputStream().read();
+                int major = socket.getInputStream().read();
+                return (type == 22 || type == 21) && major == 3;
+            }
+        } catch (java.io.IOException | java.security.GeneralSecurityException | RuntimeException e) {
+            return false;
+        }
+    }
+
+    /**
+     * The TLS client got something that is not TLS back: the endpoint is a plaintext server (an {@code https://}
+     * URL for a plaintext etcd, or another service).
+     */
+    private static boolean isNotTls(Throwable t) {
+        String m = t.getMessage();
+        return t.getClass().getSimpleName().equals("NotSslRecordException")
+                || (t instanceof javax.net.ssl.SSLException
+                        && m != null
+                        && (m.contains("not an SSL/TLS record")
+                                || m.contains("Unsupported or unrecognized SSL message")));
     }
 
     /** gRPC's transport could not make sense of what the server sent as HTTP/2 (an HTTP/1 answer, for one). */

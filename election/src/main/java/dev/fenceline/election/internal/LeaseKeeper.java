@@ -123,6 +123,7 @@ final class LeaseKeeper {
         long start = clock.nanoTime();
         Throwable last = null;
         String hint = ""; // from any attempt: the last one may have timed out instead
+        boolean tlsProbed = false;
         Backoff b = new Backoff(Duration.ofMillis(50), Duration.ofMillis(500));
         while (clock.nanoTime() - start < bound.toNanos()) {
             long sent = clock.nanoTime();
@@ -136,6 +137,14 @@ final class LeaseKeeper {
             } catch (ExecutionException e) {
                 last = e.getCause();
                 hint = EtcdReachability.transientHint(last).isEmpty() ? hint : EtcdReachability.transientHint(last);
+                String tls = tlsProbed
+                        ? null
+                        : EtcdReachability.plaintextEndpointSpeakingTls(config.endpoints(), last, config.callTimeout());
+                tlsProbed |= !EtcdReachability.transientHint(last).isEmpty();
+                if (tls != null) {
+                    throw new ElectionException(
+                            EtcdReachability.speaksTlsMessage("cannot open election session", tls), last, false);
+                }
                 if (EtcdReachability.classify(last) == EtcdReachability.Verdict.PERMANENT) {
                     // the endpoint answered so that the same call will fail again (not etcd, TLS, refused): say so now
                     throw new ElectionException(
