@@ -29,12 +29,37 @@ public final class CommonOptions {
             description = "Database user, if not in the URL (env FENCELINE_DB_USER).")
     String dbUser;
 
+    /**
+     * No option takes the password itself: a command line is visible to every user of the machine (ps). It comes
+     * from a file or from the environment.
+     */
     @Option(
-            names = "--db-password",
-            paramLabel = "PASSWORD",
-            defaultValue = "${env:FENCELINE_DB_PASSWORD}",
-            description = "Database password, if any (env FENCELINE_DB_PASSWORD).")
-    String dbPassword;
+            names = "--db-password-file",
+            paramLabel = "FILE",
+            defaultValue = "${env:FENCELINE_DB_PASSWORD_FILE}",
+            description = "File whose first line is the database password (env FENCELINE_DB_PASSWORD_FILE); or the"
+                    + " password itself in env FENCELINE_DB_PASSWORD. There is no option for the password itself:"
+                    + " a command line is visible to every user of the machine.")
+    String dbPasswordFile;
+
+    /** The database password: from --db-password-file, else env FENCELINE_DB_PASSWORD; null when neither is set. */
+    String dbPassword() {
+        String inEnvironment = System.getenv("FENCELINE_DB_PASSWORD");
+        if (!present(dbPasswordFile)) {
+            return present(inEnvironment) ? inEnvironment : null;
+        }
+        if (present(inEnvironment)) {
+            throw new BadInputException("give the database password once: --db-password-file (or"
+                    + " FENCELINE_DB_PASSWORD_FILE) or FENCELINE_DB_PASSWORD, not both");
+        }
+        java.nio.file.Path file =
+                Validation.readableFile("--db-password-file", "FENCELINE_DB_PASSWORD_FILE", dbPasswordFile);
+        try {
+            return ElectionConfig.Builder.readPasswordFile("--db-password-file", file);
+        } catch (ElectionException e) {
+            throw new BadInputException(e.getMessage());
+        }
+    }
 
     @Option(
             names = "--etcd",
@@ -165,17 +190,19 @@ public final class CommonOptions {
     /** Validates URL and election name (not etcd), for commands that only use the database. */
     public void validateDatabaseOptions() {
         jdbcUrl();
+        dbPassword();
         election();
     }
 
     /** Validates the database URL, the etcd options (endpoints, TLS files, credentials) and the election name. */
     public void validateAll() {
         jdbcUrl();
+        dbPassword();
         electionConfig();
         election();
     }
 
     public SampleDatabase openDatabase(String applicationName, int poolSize) {
-        return SampleDatabase.open(jdbcUrl(), dbUser, dbPassword, applicationName, poolSize);
+        return SampleDatabase.open(jdbcUrl(), dbUser, dbPassword(), applicationName, poolSize);
     }
 }

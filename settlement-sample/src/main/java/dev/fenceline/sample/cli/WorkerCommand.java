@@ -139,7 +139,7 @@ final class WorkerCommand implements Callable<Integer> {
                 common.election(),
                 common.jdbcUrl(),
                 common.dbUser,
-                common.dbPassword,
+                common.dbPassword(),
                 common.etcdEndpoints(),
                 Duration.ofMillis(ttlMs),
                 (int) batchSize,

@@ -38,6 +38,22 @@ class CliInputTest {
     }
 
     @Test
+    void noOptionTakesTheDatabasePasswordItself() {
+        Run r = run("verify", "--db-password", "secret");
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.err()).contains("Unknown options: '--db-password'");
+    }
+
+    @Test
+    void aDatabasePasswordFileThatDoesNotExistIsRefusedNamingOptionAndPath(
+            @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) {
+        String missing = dir.resolve("missing").toString();
+        Run r = run("verify", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/none", "--db-password-file", missing);
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.err()).contains("--db-password-file").contains(missing);
+    }
+
+    @Test
     void malformedEtcdEndpointIsRefused() {
         Run r = run("pause", "--etcd", "localhost");
         assertThat(r.exit()).isEqualTo(2);
