@@ -85,4 +85,17 @@ final class SqlStates {
             default -> new FenceUnavailableException("could not enter " + token + ": " + e.getMessage(), e);
         };
     }
+
+    /** The first {@link SQLException} in {@code t}'s cause chain, or null. */
+    static SQLException findSqlException(Throwable t) {
+        for (Throwable x = t; x != null; x = x.getCause()) {
+            if (x instanceof SQLException s) {
+                return s;
+            }
+            if (x.getCause() == x) {
+                break;
+            }
+        }
+        return null;
+    }
 }
