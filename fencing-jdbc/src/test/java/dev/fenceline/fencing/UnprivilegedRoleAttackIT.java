@@ -248,7 +248,8 @@ class UnprivilegedRoleAttackIT {
                 }
             }
             // The squatter's session ended: a transaction left waiting goes on now.
-            catchThrowable(() -> write.get(AdversaryRole.QUERY_TIMEOUT_SECONDS, TimeUnit.SECONDS));
+            Throwable swallowed =
+                    catchThrowable(() -> write.get(AdversaryRole.QUERY_TIMEOUT_SECONDS, TimeUnit.SECONDS));
         }
     }
 

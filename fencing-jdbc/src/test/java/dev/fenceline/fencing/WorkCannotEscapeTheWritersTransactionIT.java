@@ -212,7 +212,7 @@ class WorkCannotEscapeTheWritersTransactionIT extends AdversaryWriterScene {
         assertACommitSentByTheWorkEndsItsTerm(table, route, ctx -> {
             Connection c = ctx.connection();
             // CopyManager reports an error (the server answers a COMMIT, not a copy), after the server ran it.
-            catchThrowable(() -> {
+            Throwable swallowed = catchThrowable(() -> {
                 switch (route) {
                     case "execSQLUpdate" ->
                         c.unwrap(org.postgresql.core.BaseConnection.class).execSQLUpdate("COMMIT");
@@ -307,7 +307,7 @@ class WorkCannotEscapeTheWritersTransactionIT extends AdversaryWriterScene {
                 .build())) {
             FencedWriter writer = FencedWriter.create(pool, FencedWriterConfig.defaults());
             Throwable failed = catchThrowable(() -> writer.run(t5, outer -> {
-                catchThrowable(() -> writer.run(t5, inner -> {
+                Throwable swallowed = catchThrowable(() -> writer.run(t5, inner -> {
                     switch (call) {
                         case "dsl" ->
                             outer.dsl().execute("UPDATE " + table + " SET note = 'outer, via inner' WHERE id = 1");
@@ -437,7 +437,7 @@ class WorkCannotEscapeTheWritersTransactionIT extends AdversaryWriterScene {
         try (HikariDataSource pool = pool("leader-a")) {
             FencedWriter writer = FencedWriter.create(pool, FencedWriterConfig.defaults());
             // Some commands are refused inside a transaction (DISCARD ALL): then the transaction is rolled back.
-            catchThrowable(() -> writer.run(t5, ctx -> {
+            Throwable swallowed = catchThrowable(() -> writer.run(t5, ctx -> {
                 update(ctx.connection(), table, 3, "term 5 with " + command, 5);
                 execute(ctx.connection(), command);
             }));
