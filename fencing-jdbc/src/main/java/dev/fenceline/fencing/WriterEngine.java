@@ -40,7 +40,7 @@ final class WriterEngine {
     private final WriterStatements statements;
     private final RejectionAudit rejections;
     private final FencedWriterConfig config;
-    /** "resource\0table" known to be protected for that resource. */
+    /** "resource\0table\0operation" known to be protected, and fenced for that operation, for that resource. */
     private final Map<String, Boolean> protectedTables = new ConcurrentHashMap<>();
     /** One jOOQ context for all transactions; its connection is the current thread's fenced connection. */
     private final CurrentConnectionProvider current = new CurrentConnectionProvider();
@@ -77,7 +77,7 @@ final class WriterEngine {
             try {
                 if (description != null && config.checkProtectedTables()) {
                     try {
-                        checkProtected(c, token.resource(), description.table());
+                        checkProtected(c, token.resource(), description.table(), description.operation());
                     } catch (SQLException e) {
                         // A pooled connection killed while idle (e.g. by an advance): nothing was written; try a
                         // fresh one, a bounded number of times.
@@ -243,6 +243,12 @@ final class WriterEngine {
                     if (mayRetry && SqlStates.isConnectionFailure(e)) {
                         throw new DeadBeforeWork(e);
                     }
+                    if (SqlStates.fixFor(e) != null) {
+                        // the writer's own statement cannot run here (functions missing, a login without the
+                        // rights): say so, with the fix, rather than as a failure of the work
+                        throw new FenceUnavailableException(
+                                "could not begin the fenced transaction of " + token + ": " + e.getMessage(), e);
+                    }
                     throw e;
                 }
                 FencedContextImpl ctx = new FencedContextImpl(workDsl, token, c);
@@ -305,18 +311,31 @@ final class WriterEngine {
         }
     }
 
-    private void checkProtected(Connection c, String resource, String table) throws SQLException {
-        String key = resource + '\u0000' + table;
+    /**
+     * The description's table must be protected for the token's resource, and its operation, when it is one the
+     * trigger can fence, among the table's fenced operations: a table protected for UPDATE and DELETE only leaves
+     * INSERT unfenced, which a writer describing an INSERT must not be told is fenced.
+     */
+    private void checkProtected(Connection c, String resource, String table, String operation) throws SQLException {
+        String key = resource + '\u0000' + table + '\u0000' + operation;
         if (protectedTables.containsKey(key)) {
             return;
         }
-        try (PreparedStatement ps = c.prepareStatement(
-                "SELECT p.resource FROM fencing.protected_table p WHERE p.tbl = pg_catalog.to_regclass(?)")) {
-            ps.setString(1, table);
+        try (PreparedStatement ps = c.prepareStatement("SELECT p.resource,"
+                + " pg_catalog.array_to_string(fencing.fenced_operations(p.tbl), ', '),"
+                + " ? = ANY (fencing.fenced_operations(p.tbl)) OR ? NOT IN ('INSERT', 'UPDATE', 'DELETE', 'TRUNCATE')"
+                + " FROM fencing.protected_table p WHERE p.tbl = pg_catalog.to_regclass(?)")) {
+            ps.setString(1, operation);
+            ps.setString(2, operation);
+            ps.setString(3, table);
             try (ResultSet rs = ps.executeQuery()) {
-                String protectedFor = rs.next() ? rs.getString(1) : null;
+                boolean found = rs.next();
+                String protectedFor = found ? rs.getString(1) : null;
                 if (!resource.equals(protectedFor)) {
                     throw new TableNotProtectedException(table, resource, protectedFor);
+                }
+                if (!rs.getBoolean(3)) {
+                    throw new TableNotProtectedException(table, resource, operation, rs.getString(2));
                 }
             }
         }

@@ -110,6 +110,30 @@ class ProtectedOperationsIT {
     }
 
     @Test
+    void aWriterDescribingAnInsertOnATableThatLeavesInsertFreeIsRefusedBeforeWriting() {
+        settlementTable("ops_described", "ops-described");
+        try (HikariDataSource pool = Fixtures.pool(db, 2, "ops-describing")) {
+            FencedWriter writer = FencedWriter.create(pool, FencedWriterConfig.defaults());
+            FencingToken token = FencingToken.of("ops-described", 4, "leader-4");
+            Throwable insert = catchThrowable(() -> writer.transaction(
+                    token,
+                    WriteDescription.of("ops_described", "INSERT"),
+                    ctx -> ctx.dsl().execute("INSERT INTO ops_described (id, status) VALUES (9, 'new')")));
+            assertThat(insert)
+                    .isInstanceOf(TableNotProtectedException.class)
+                    .hasMessageContaining("but not for INSERT (it fences UPDATE, DELETE, TRUNCATE)");
+            Fixtures.sql(db, "INSERT INTO ops_described (id, status) VALUES (1, 'new')");
+            writer.transaction(
+                    token,
+                    WriteDescription.of("ops_described", "UPDATE"),
+                    ctx -> ctx.dsl().execute("UPDATE ops_described SET status = 'settled' WHERE id = 1"));
+        }
+        assertThat(count(db, "SELECT count(*) FROM ops_described WHERE id = 9")).isZero();
+        assertThat(Fixtures.text(db, "SELECT status FROM ops_described WHERE id = 1"))
+                .isEqualTo("settled");
+    }
+
+    @Test
     void aPartitionCreatedLaterFencesTheOperationsOfItsParent() throws Exception {
         Fixtures.sql(
                 db,
