@@ -1,7 +1,6 @@
 package dev.fenceline.task;
 
 import dev.fenceline.election.ElectionAdmin;
-import dev.fenceline.election.ElectionException;
 import dev.fenceline.election.ElectionSession;
 import dev.fenceline.election.LeaderElection;
 import dev.fenceline.election.Leadership;
@@ -505,8 +504,10 @@ public final class LeaderTask implements AutoCloseable {
 
     /**
      * True, with {@link #failure} set and logged, when {@code e} is a failure that waiting cannot fix: then the task
-     * stops (phase FAILED, health down) instead of retrying for ever while looking healthy. Only the fence's and the
-     * election's own failures are judged; an error of the work's own SQL is the work's to handle.
+     * stops (phase FAILED, health down) instead of retrying for ever while looking healthy. Only the fence's own
+     * failures are judged; an error of the work's own SQL is the work's to handle. etcd's are not: what waiting cannot
+     * fix there, ElectionSession.open and ElectionAdmin.connect refuse before a task exists, and the admin's later
+     * failures do not say whether they would pass.
      */
     private boolean failedForGood(Throwable e) {
         String why = permanentFailure(e);
@@ -525,9 +526,6 @@ public final class LeaderTask implements AutoCloseable {
             }
             if (c instanceof TableNotProtectedException || c instanceof UnknownResourceException) {
                 return c.getMessage();
-            }
-            if (c instanceof ElectionException x) {
-                return x.isTransient() ? null : x.getMessage();
             }
         }
         return null;
@@ -569,11 +567,13 @@ public final class LeaderTask implements AutoCloseable {
     }
 
     private void setPhase(TaskPhase next, long term, String why) {
+        long previousTerm = lastTerm;
         if (term > 0) {
             lastTerm = term;
         }
         TaskPhase previous = phase;
-        if (previous == next) {
+        // LEADING again at another term (a new term won while the task was busy) is a change listeners must hear
+        if (previous == next && !(next == TaskPhase.LEADING && term > 0 && term != previousTerm)) {
             return;
         }
         phase = next;

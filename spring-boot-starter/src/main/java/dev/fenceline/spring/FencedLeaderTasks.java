@@ -201,13 +201,14 @@ public class FencedLeaderTasks implements BeanPostProcessor, SmartLifecycle, App
             @Override
             public void onPhaseChange(TaskPhase previous, TaskPhase phase, long term, String reason) {
                 boolean holds = phase == TaskPhase.LEADING || phase == TaskPhase.SUSPECT;
-                if (phase == TaskPhase.LEADING && leading == 0) {
-                    leading = term;
-                    context.publishEvent(new FencedLeadershipGranted(resource, candidate, term));
-                } else if (!holds && leading != 0) {
+                if (leading != 0 && (!holds || (phase == TaskPhase.LEADING && term != leading))) {
                     long ended = leading;
                     leading = 0;
                     context.publishEvent(new FencedLeadershipRevoked(resource, candidate, ended, reason));
+                }
+                if (phase == TaskPhase.LEADING && leading == 0) {
+                    leading = term;
+                    context.publishEvent(new FencedLeadershipGranted(resource, candidate, term));
                 }
             }
         };
