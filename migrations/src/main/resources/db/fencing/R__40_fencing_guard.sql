@@ -168,7 +168,7 @@ BEGIN
 
   -- The writer's first statement and its check before COMMIT (contract in migrations/native/fenceline_guard.c):
   -- settings local to the transaction; the transaction it began is recorded in a local setting too (its start as
-  -- epoch seconds), which ends with it. Invoker's rights: fencing_app reads the mark.
+  -- microseconds, an exact integer whatever extra_float_digits a session carries), which ends with it. Invoker's rights: fencing_app reads the mark.
   CREATE OR REPLACE FUNCTION fencing.begin_write(p_resource text, p_term bigint, p_leader_id text,
     p_statement_timeout_ms integer, p_lock_timeout_ms integer, p_idle_timeout_ms integer)
   RETURNS bigint
@@ -208,7 +208,7 @@ BEGIN
             pg_catalog.set_config('fencing.leader_id', coalesce(p_leader_id, ''), true),
             pg_catalog.set_config('fencing.break_glass', '', true),
             pg_catalog.set_config('fencing.writers_transaction',
-                                  pg_catalog.date_part('epoch', pg_catalog.transaction_timestamp())::text, true));
+                                  (EXTRACT(epoch FROM pg_catalog.transaction_timestamp()) * 1000000)::pg_catalog.int8::pg_catalog.text, true));
     SELECT m.highest_accepted INTO v_mark FROM fencing.high_water_mark m WHERE m.resource = p_resource;
     RETURN v_mark;
   END
@@ -221,7 +221,7 @@ BEGIN
   AS $check$
   BEGIN
     IF pg_catalog.current_setting('fencing.writers_transaction', true) IS DISTINCT FROM
-       pg_catalog.date_part('epoch', pg_catalog.transaction_timestamp())::text THEN
+       (EXTRACT(epoch FROM pg_catalog.transaction_timestamp()) * 1000000)::pg_catalog.int8::pg_catalog.text THEN
       RAISE EXCEPTION USING ERRCODE = 'FL013',
         MESSAGE = 'fencing: the transaction about to commit is not the one the writer began: the work ended that one itself';
     END IF;
