@@ -85,7 +85,7 @@ class TlsAuthIT {
                 .isInstanceOfSatisfying(
                         ElectionException.class,
                         e -> assertThat(e.isTransient()).isFalse())
-                .hasMessageContaining("speaks TLS")
+                .hasMessageContaining("speak TLS")
                 .hasMessageContaining("https://");
         System.out.println(
                 "failed after " + (System.nanoTime() - t0) / 1_000_000 + " ms (not asserted; connectTimeout 20 s)");

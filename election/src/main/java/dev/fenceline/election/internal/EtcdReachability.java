@@ -135,31 +135,36 @@ final class EtcdReachability {
     }
 
     /**
-     * The first {@code http://} endpoint that answers a TLS ClientHello with a TLS record, when {@code failure} is
-     * what a TLS server gives a plaintext client (it closes the connection without a word); null otherwise. Such an
-     * endpoint will never answer plaintext gRPC, so the caller fails at once instead of waiting out connectTimeout.
-     * One ClientHello per plaintext endpoint, each bounded by {@code timeout}; only on that failure.
+     * The {@code http://} endpoints, when every one of them answers a TLS ClientHello with a TLS record and
+     * {@code failure} is what a TLS server gives a plaintext client (it closes the connection without a word); null
+     * otherwise. Such endpoints will never answer plaintext gRPC, so the caller fails at once instead of waiting out
+     * connectTimeout. While one of them still speaks plaintext (a cluster half-way to TLS), the failure may pass, and
+     * nothing is decided. One ClientHello per plaintext endpoint, each bounded by {@code timeout}; only on that failure.
      */
     static String plaintextEndpointSpeakingTls(
             java.util.List<String> endpoints, Throwable failure, java.time.Duration timeout) {
         if (transientHint(failure).isEmpty()) {
             return null;
         }
+        java.util.List<String> speakingTls = new java.util.ArrayList<>();
         for (String endpoint : endpoints) {
             java.net.URI uri = java.net.URI.create(endpoint);
-            if ("http".equalsIgnoreCase(uri.getScheme())
-                    && uri.getHost() != null
-                    && answersTls(uri.getHost(), uri.getPort() < 0 ? 2379 : uri.getPort(), timeout)) {
-                return endpoint;
+            if (!"http".equalsIgnoreCase(uri.getScheme())) {
+                continue;
             }
+            if (uri.getHost() == null
+                    || !answersTls(uri.getHost(), uri.getPort() < 0 ? 2379 : uri.getPort(), timeout)) {
+                return null;
+            }
+            speakingTls.add(endpoint);
         }
-        return null;
+        return speakingTls.isEmpty() ? null : String.join(", ", speakingTls);
     }
 
     /** The message for {@link #plaintextEndpointSpeakingTls}'s finding, after "what failed". */
     static String speaksTlsMessage(String what, String endpoint) {
-        return what + ": etcd endpoint " + endpoint + " speaks TLS (it answered a TLS ClientHello) but is written "
-                + "with http://; not retried: write it as https:// and give the CA that signed its certificate "
+        return what + ": etcd endpoint(s) " + endpoint + " speak TLS (they answered a TLS ClientHello) but are written "
+                + "with http://; not retried: write them as https:// and give the CA that signed their certificates "
                 + "(tlsCaFile, and a client certificate if etcd asks for one)";
     }
 
