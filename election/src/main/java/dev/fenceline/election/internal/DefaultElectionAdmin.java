@@ -45,7 +45,8 @@ public final class DefaultElectionAdmin implements ElectionAdmin {
         DefaultElectionAdmin a = new DefaultElectionAdmin(config);
         long start = System.nanoTime();
         Throwable last = null;
-        boolean tlsProbed = false;
+        EtcdReachability.TlsQuestion tlsQuestion =
+                new EtcdReachability.TlsQuestion(config.endpoints(), config.callTimeout());
         Backoff b = new Backoff(Duration.ofMillis(50), Duration.ofMillis(500));
         while (System.nanoTime() - start < config.connectTimeout().toNanos()) {
             try {
@@ -57,10 +58,7 @@ public final class DefaultElectionAdmin implements ElectionAdmin {
                 throw new ElectionException("interrupted while connecting to etcd", e);
             } catch (ExecutionException e) {
                 last = e.getCause();
-                String tls = tlsProbed
-                        ? null
-                        : EtcdReachability.plaintextEndpointSpeakingTls(config.endpoints(), last, config.callTimeout());
-                tlsProbed |= !EtcdReachability.transientHint(last).isEmpty();
+                String tls = tlsQuestion.speakingTls(last);
                 if (tls != null) {
                     a.close();
                     throw new ElectionException(

@@ -161,6 +161,30 @@ final class EtcdReachability {
         return speakingTls.isEmpty() ? null : String.join(", ", speakingTls);
     }
 
+    /**
+     * One connection attempt's question "do the http:// endpoints speak TLS?", asked at most once: at the first failure
+     * that a TLS server gives a plaintext client ({@link #plaintextEndpointSpeakingTls}).
+     */
+    static final class TlsQuestion {
+        private final java.util.List<String> endpoints;
+        private final java.time.Duration timeout;
+        private boolean asked;
+
+        TlsQuestion(java.util.List<String> endpoints, java.time.Duration timeout) {
+            this.endpoints = endpoints;
+            this.timeout = timeout;
+        }
+
+        /** The endpoints that speak TLS, if {@code failure} is the first to make it worth asking and they do. */
+        String speakingTls(Throwable failure) {
+            if (asked || transientHint(failure).isEmpty()) {
+                return null;
+            }
+            asked = true;
+            return plaintextEndpointSpeakingTls(endpoints, failure, timeout);
+        }
+    }
+
     /** The message for {@link #plaintextEndpointSpeakingTls}'s finding, after "what failed". */
     static String speaksTlsMessage(String what, String endpoint) {
         return what + ": etcd endpoint(s) " + endpoint + " speak TLS (they answered a TLS ClientHello) but are written "

@@ -123,7 +123,8 @@ final class LeaseKeeper {
         long start = clock.nanoTime();
         Throwable last = null;
         String hint = ""; // from any attempt: the last one may have timed out instead
-        boolean tlsProbed = false;
+        EtcdReachability.TlsQuestion tlsQuestion =
+                new EtcdReachability.TlsQuestion(config.endpoints(), config.callTimeout());
         Backoff b = new Backoff(Duration.ofMillis(50), Duration.ofMillis(500));
         while (clock.nanoTime() - start < bound.toNanos()) {
             long sent = clock.nanoTime();
@@ -137,10 +138,7 @@ final class LeaseKeeper {
             } catch (ExecutionException e) {
                 last = e.getCause();
                 hint = EtcdReachability.transientHint(last).isEmpty() ? hint : EtcdReachability.transientHint(last);
-                String tls = tlsProbed
-                        ? null
-                        : EtcdReachability.plaintextEndpointSpeakingTls(config.endpoints(), last, config.callTimeout());
-                tlsProbed |= !EtcdReachability.transientHint(last).isEmpty();
+                String tls = tlsQuestion.speakingTls(last);
                 if (tls != null) {
                     throw new ElectionException(
                             EtcdReachability.speaksTlsMessage("cannot open election session", tls), last, false);
