@@ -37,7 +37,7 @@
 --   FL006 protect/unprotect refused                          FL007 break-glass requested outside fencing_break_glass
 --   FL008 native guard unavailable                           FL009 term jump larger than max_term_jump
 --   FL010 fencing.term would advance a resource that fencing.resource does not name
---   FL011 an advance asked for outside READ COMMITTED
+--   FL011 an advance asked for outside READ COMMITTED (audited)
 --   FL013 the transaction the writer is about to commit is not the one it began (its work ended that one itself)
 --   FL014 the writer's transaction is not READ COMMITTED, READ WRITE (a default another client left on the session)
 --   55P03 (lock_not_available) protect_table/unprotect_table could not get its lock within lock_timeout
@@ -96,18 +96,20 @@ BEGIN
 END
 $fn$;
 
--- FL003 naming the property, the limit and the length when the leader id cannot be accepted (it is stored with the
--- mark: high_water_mark.leader_id, at most 200 characters).
-CREATE OR REPLACE FUNCTION fencing.check_leader_id(p_leader_id text)
+-- FL003, audited, naming the property, the limit and the length when the leader id cannot be accepted (it is stored
+-- with the mark: high_water_mark.leader_id, at most 200 characters; the audit row keeps the first 200).
+DROP FUNCTION IF EXISTS fencing.check_leader_id(text);
+CREATE OR REPLACE FUNCTION fencing.check_leader_id(p_resource text, p_term bigint, p_leader_id text, p_table text, p_operation text)
 RETURNS void
-LANGUAGE plpgsql IMMUTABLE
+LANGUAGE plpgsql
+SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 BEGIN
   IF length(p_leader_id) > 200 THEN
-    RAISE EXCEPTION USING ERRCODE = 'FL003',
-      MESSAGE = format('fencing: leader_id (fencing.leader_id, or the leader id argument) is %s characters long, at most 200 are allowed',
-                       length(p_leader_id));
+    PERFORM fencing.reject('FL003', 'invalid_leader_id', p_resource, p_term, p_leader_id, p_table, p_operation,
+      format('fencing: leader_id (fencing.leader_id, or the leader id argument) is %s characters long, at most 200 are allowed',
+             length(p_leader_id)));
   END IF;
 END
 $fn$;
@@ -343,10 +345,10 @@ BEGIN
     IF v_strict THEN
       -- The advance must see a mark and lock holders as of now; a REPEATABLE READ / SERIALIZABLE snapshot taken
       -- before its waits would not.
-      RAISE EXCEPTION USING ERRCODE = 'FL011',
-        MESSAGE = format('fencing: cannot advance %s to term %s in a %s transaction: an advance runs under READ COMMITTED',
-                         p_resource, p_term, upper(current_setting('transaction_isolation'))),
-        HINT = 'Enter the new term in its own READ COMMITTED transaction first (the writer does), then run this transaction.';
+      PERFORM fencing.reject('FL011', 'advance_isolation', p_resource, p_term, p_leader_id, p_table, p_operation,
+        format('fencing: cannot advance %s to term %s in a %s transaction: an advance runs under READ COMMITTED',
+               p_resource, p_term, upper(current_setting('transaction_isolation'))),
+        'Enter the new term in its own READ COMMITTED transaction first (the writer does), then run this transaction.');
     END IF;
     v_jump := coalesce((SELECT value::bigint FROM fencing.settings WHERE name = 'max_term_jump'), 1000000);
     IF p_term - v_mark > v_jump THEN
@@ -354,7 +356,7 @@ BEGIN
         format('fencing: term %s for resource %s is %s above the highest accepted term %s; max_term_jump is %s', p_term, p_resource, p_term - v_mark, v_mark, v_jump),
         'Terms from the election move by small steps. If this jump is intended, an administrator raises fencing.settings max_term_jump.');
     END IF;
-    PERFORM fencing.check_leader_id(p_leader_id);                     -- the advance stores it with the mark
+    PERFORM fencing.check_leader_id(p_resource, p_term, p_leader_id, p_table, p_operation);   -- stored with the mark
     PERFORM fencing.advance(p_resource, v_key, p_term, p_leader_id);
   END IF;
 
@@ -379,7 +381,7 @@ BEGIN
   IF v_holder IS DISTINCT FROM p_leader_id AND v_holder IS NOT NULL AND p_leader_id IS NOT NULL THEN
     PERFORM fencing.reject_term_conflict(p_resource, p_term, p_leader_id, v_holder, p_table, p_operation);
   END IF;
-  PERFORM fencing.check_leader_id(p_leader_id);
+  PERFORM fencing.check_leader_id(p_resource, p_term, p_leader_id, p_table, p_operation);
   RETURN p_term;
 END
 $fn$;

@@ -31,7 +31,7 @@ RETURNS text[]
 LANGUAGE sql IMMUTABLE
 SET search_path = pg_catalog, pg_temp
 AS $fn$ SELECT ARRAY['stale_term', 'no_term', 'term_conflict', 'invalid_term', 'term_jump', 'unscoped_term',
-                     'break_glass_refused', 'not_allowed'] $fn$;
+                     'break_glass_refused', 'not_allowed', 'advance_isolation', 'invalid_leader_id'] $fn$;
 REVOKE ALL ON FUNCTION fencing.rejection_reasons() FROM PUBLIC;
 
 -- Checks a rejection claim against the database's state right now. Returns the current mark, the reason to record
@@ -126,6 +126,15 @@ BEGIN
     WHEN 'not_allowed' THEN
       IF p_offered_term IS NULL OR pg_has_role(session_user, 'fencing_app', 'MEMBER') THEN
         refusal := format('session user %s offered no term, or is a member of fencing_app', session_user);
+      END IF;
+    WHEN 'advance_isolation' THEN
+      IF p_offered_term IS NULL OR p_offered_term <= mark OR current_setting('transaction_isolation') = 'read committed' THEN
+        refusal := format('term %s would not advance the mark %s of %s, or this transaction is READ COMMITTED',
+                          coalesce(p_offered_term::text, 'NULL'), mark, p_resource);
+      END IF;
+    WHEN 'invalid_leader_id' THEN
+      IF coalesce(length(p_leader_id), 0) <= 200 THEN
+        refusal := format('leader id of %s characters is not too long (at most 200)', coalesce(length(p_leader_id), 0));
       END IF;
   END CASE;
 END
@@ -817,7 +826,9 @@ SELECT c.reason,
         UNION ALL SELECT 'term_jump', CASE WHEN is_called THEN last_value ELSE 0 END FROM fencing.rejections_term_jump
         UNION ALL SELECT 'unscoped_term', CASE WHEN is_called THEN last_value ELSE 0 END FROM fencing.rejections_unscoped_term
         UNION ALL SELECT 'break_glass_refused', CASE WHEN is_called THEN last_value ELSE 0 END FROM fencing.rejections_break_glass_refused
-        UNION ALL SELECT 'not_allowed', CASE WHEN is_called THEN last_value ELSE 0 END FROM fencing.rejections_not_allowed) c
+        UNION ALL SELECT 'not_allowed', CASE WHEN is_called THEN last_value ELSE 0 END FROM fencing.rejections_not_allowed
+        UNION ALL SELECT 'advance_isolation', CASE WHEN is_called THEN last_value ELSE 0 END FROM fencing.rejections_advance_isolation
+        UNION ALL SELECT 'invalid_leader_id', CASE WHEN is_called THEN last_value ELSE 0 END FROM fencing.rejections_invalid_leader_id) c
   LEFT JOIN (SELECT r.reason,
                     count(*) FILTER (WHERE r.source = 'trigger') AS trigger_rows,
                     count(*) FILTER (WHERE r.source = 'writer')  AS writer_rows

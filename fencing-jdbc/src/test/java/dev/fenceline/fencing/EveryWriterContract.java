@@ -483,6 +483,29 @@ abstract class EveryWriterContract {
     }
 
     @Test
+    void aNewerTermOutsideReadCommittedIsRejectedWithFL011AndAuditedOnce() throws Exception {
+        adversary.protectedTable("isolation_ledger", "isolation", 5, "a");
+        for (String level : new String[] {"REPEATABLE READ", "SERIALIZABLE"}) {
+            assertRejected(
+                    "FL011",
+                    "write advancing to term 6 in a " + level + " transaction",
+                    "SET TRANSACTION ISOLATION LEVEL " + level,
+                    "SET LOCAL fencing.term = '6'",
+                    "SET LOCAL fencing.resource = 'isolation'",
+                    "UPDATE isolation_ledger SET note = 'x' WHERE id = 1");
+        }
+        assertThat(mark(db, "isolation")).isEqualTo(5);
+        assertThat(rows("SELECT count(*) FROM isolation_ledger WHERE note = 'x'"))
+                .isZero();
+        assertThat(rows("SELECT count(*) FROM fencing.rejected_write WHERE resource = 'isolation'"
+                        + " AND reason = 'advance_isolation' AND offered_term = 6 AND highest_accepted = 5"
+                        + " AND table_name = 'public.isolation_ledger' AND operation = 'UPDATE'"))
+                .isEqualTo(2);
+        assertThat(rows("SELECT trigger_counted FROM fencing.rejection_counts WHERE reason = 'advance_isolation'"))
+                .isEqualTo(2);
+    }
+
+    @Test
     void termConflictRaisedByATableWriteIsAuditedWithItsTableAndOperation() throws Exception {
         adversary.protectedTable("conflict_ledger", "conflict", 5, "rightful");
         assertRejected(

@@ -396,11 +396,13 @@ class UnprivilegedRoleAttackIT {
 
     /**
      * Where an overlong leader id would be accepted (an advance stores it with the mark) it is bad input: FL003 naming
-     * the setting, the limit and its length, the mark unchanged, and no fence lock left behind. Offered with the
-     * mark's own term it is another leader's id than the holder's: a term conflict, rejected and audited once.
+     * the setting, the limit and its length, the mark unchanged, no fence lock left behind, and the refusal audited
+     * once as {@code invalid_leader_id} (the write and the direct call each). Offered with the mark's own term it is
+     * another leader's id than the holder's: a term conflict, rejected and audited once.
      */
     @Test
-    void anOverlongLeaderIdIsRefusedWhereItWouldBeAcceptedAndAuditedWhereItsTermIsRejected() throws Exception {
+    void anOverlongLeaderIdIsRefusedAndAuditedWhereItWouldBeAcceptedAndAuditedAsAConflictWhereItsTermIsRejected()
+            throws Exception {
         String table = scene.table("long_leader_new");
         String resource = OutsiderScene.resourceOf(table);
         String overlong = "x".repeat(201);
@@ -454,7 +456,14 @@ class UnprivilegedRoleAttackIT {
                         "SELECT count(*) FROM fencing.rejected_write WHERE resource = '" + resource
                                 + "' AND reason = 'term_conflict' AND leader_id = repeat('x', 200)"))
                 .isOne();
-        assertThat(audits(resource)).isOne();
+        assertThat(count(
+                        db,
+                        "SELECT count(*) FROM fencing.rejected_write WHERE resource = '" + resource
+                                + "' AND reason = 'invalid_leader_id' AND offered_term = 6 AND leader_id = repeat('x', 200)"
+                                + " AND source = 'trigger'"))
+                .as("the refused write at 6 and the refused fencing.enter at 6")
+                .isEqualTo(2);
+        assertThat(audits(resource)).isEqualTo(3);
     }
 
     /**

@@ -4,7 +4,6 @@
 package dev.fenceline.db.generated;
 
 
-import dev.fenceline.db.generated.routines.CheckLeaderId;
 import dev.fenceline.db.generated.routines.EndFenceHolders;
 import dev.fenceline.db.generated.routines.Enter;
 import dev.fenceline.db.generated.routines.FencedOperations;
@@ -25,19 +24,6 @@ import org.jooq.JSONB;
  */
 @SuppressWarnings({ "all", "unchecked", "rawtypes" })
 public class Routines {
-
-    /**
-     * Call <code>fencing.check_leader_id</code>
-     */
-    public static void checkLeaderId(
-          Configuration configuration
-        , String pLeaderId
-    ) {
-        CheckLeaderId p = new CheckLeaderId();
-        p.setPLeaderId(pLeaderId);
-
-        p.execute(configuration);
-    }
 
     /**
      * Call <code>fencing.end_fence_holders</code>

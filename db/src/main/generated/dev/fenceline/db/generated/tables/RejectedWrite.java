@@ -188,7 +188,7 @@ public class RejectedWrite extends TableImpl<RejectedWriteRecord> {
     @Override
     public List<Check<RejectedWriteRecord>> getChecks() {
         return Arrays.asList(
-            Internal.createCheck(this, DSL.name("rejected_write_reason"), "((reason = ANY (ARRAY['stale_term'::text, 'no_term'::text, 'term_conflict'::text, 'invalid_term'::text, 'term_jump'::text, 'unscoped_term'::text, 'break_glass_refused'::text, 'not_allowed'::text])))", true),
+            Internal.createCheck(this, DSL.name("rejected_write_reason"), "((reason = ANY (ARRAY['stale_term'::text, 'no_term'::text, 'term_conflict'::text, 'invalid_term'::text, 'term_jump'::text, 'unscoped_term'::text, 'break_glass_refused'::text, 'not_allowed'::text, 'advance_isolation'::text, 'invalid_leader_id'::text])))", true),
             Internal.createCheck(this, DSL.name("rejected_write_source"), "((source = ANY (ARRAY['writer'::text, 'trigger'::text])))", true)
         );
     }

@@ -138,7 +138,21 @@ public class RejectionCounts extends TableImpl<RejectionCountsRecord> {
                          WHEN rejections_not_allowed.is_called THEN rejections_not_allowed.last_value
                          ELSE (0)::bigint
                      END AS "case"
-                FROM fencing.rejections_not_allowed) c
+                FROM fencing.rejections_not_allowed
+             UNION ALL
+              SELECT 'advance_isolation'::text,
+                     CASE
+                         WHEN rejections_advance_isolation.is_called THEN rejections_advance_isolation.last_value
+                         ELSE (0)::bigint
+                     END AS "case"
+                FROM fencing.rejections_advance_isolation
+             UNION ALL
+              SELECT 'invalid_leader_id'::text,
+                     CASE
+                         WHEN rejections_invalid_leader_id.is_called THEN rejections_invalid_leader_id.last_value
+                         ELSE (0)::bigint
+                     END AS "case"
+                FROM fencing.rejections_invalid_leader_id) c
           LEFT JOIN ( SELECT r.reason,
                  count(*) FILTER (WHERE (r.source = 'trigger'::text)) AS trigger_rows,
                  count(*) FILTER (WHERE (r.source = 'writer'::text)) AS writer_rows
