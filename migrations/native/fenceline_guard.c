@@ -42,10 +42,12 @@
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/guc.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/resowner.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 
 PG_MODULE_MAGIC;
 
@@ -74,6 +76,7 @@ static Entered entered[MAX_ENTERED];
 static int	n_entered = 0;
 
 void		_PG_init(void);
+static void forget_catalog(Datum arg, int cacheid, uint32 hashvalue);
 
 static void
 forget_all(XactEvent event, void *arg)
@@ -104,6 +107,10 @@ _PG_init(void)
 {
 	RegisterXactCallback(forget_all, NULL);
 	RegisterSubXactCallback(follow_subtransaction, NULL);
+	CacheRegisterSyscacheCallback(RELOID, forget_catalog, (Datum) 0);
+	CacheRegisterSyscacheCallback(NAMESPACEOID, forget_catalog, (Datum) 0);
+	CacheRegisterSyscacheCallback(AUTHOID, forget_catalog, (Datum) 0);
+	CacheRegisterSyscacheCallback(ATTNUM, forget_catalog, (Datum) 0);
 }
 
 static void
@@ -197,13 +204,62 @@ lock_for_transaction(LOCKTAG *tag, LOCKMODE mode, bool dont_wait, bool *newly)
 	return result != LOCKACQUIRE_NOT_AVAIL;
 }
 
+/*
+ * Catalog objects the guard looks up on every entering, looked up once per backend: the role fencing_app, the mark's
+ * table and its two unique indexes, and the column numbers of their keys. Any change to a relation or a role anywhere
+ * (a DROP, a RENAME, a migration re-creating them) is announced by an invalidation, which PostgreSQL processes before
+ * the next statement and at every lock it takes; the callbacks below then forget everything, and the next entering
+ * looks it up again. Invalid = not looked up yet (or the object does not exist).
+ */
+typedef struct CatalogCache
+{
+	Oid			fencing_app;
+	Oid			mark_table;
+	Oid			by_lock_key;	/* high_water_mark_lock_key_key */
+	Oid			by_resource;	/* high_water_mark_pkey */
+	AttrNumber	lock_key_column;
+	AttrNumber	resource_column;
+} CatalogCache;
+
+static CatalogCache catalog;
+
+static void
+forget_catalog(Datum arg, int cacheid, uint32 hashvalue)
+{
+	memset(&catalog, 0, sizeof(catalog));
+}
+
+/* Looks the mark's table and indexes up when they are not cached; false when they do not exist. */
+static bool
+find_mark_table(void)
+{
+	Oid			nsp;
+
+	if (OidIsValid(catalog.mark_table) && OidIsValid(catalog.by_lock_key) && OidIsValid(catalog.by_resource))
+		return true;
+	nsp = get_namespace_oid("fencing", true);
+	if (!OidIsValid(nsp))
+		return false;
+	catalog.mark_table = get_relname_relid("high_water_mark", nsp);
+	catalog.by_lock_key = get_relname_relid("high_water_mark_lock_key_key", nsp);
+	catalog.by_resource = get_relname_relid("high_water_mark_pkey", nsp);
+	if (!OidIsValid(catalog.mark_table) || !OidIsValid(catalog.by_lock_key) || !OidIsValid(catalog.by_resource))
+	{
+		catalog.mark_table = catalog.by_lock_key = catalog.by_resource = InvalidOid;
+		return false;
+	}
+	catalog.lock_key_column = get_attnum(catalog.mark_table, "lock_key");
+	catalog.resource_column = get_attnum(catalog.mark_table, "resource");
+	return true;
+}
+
 /* Terms are honoured from session users in fencing_app only (guard_slow raises 42501 for the others). */
 static bool
 may_offer_terms(void)
 {
-	Oid			role = get_role_oid("fencing_app", true);
-
-	return OidIsValid(role) && is_member_of_role(GetSessionUserId(), role);
+	if (!OidIsValid(catalog.fencing_app))
+		catalog.fencing_app = get_role_oid("fencing_app", true);
+	return OidIsValid(catalog.fencing_app) && is_member_of_role(GetSessionUserId(), catalog.fencing_app);
 }
 
 /*
@@ -219,12 +275,10 @@ typedef enum
 } ProbeResult;
 
 static ProbeResult
-probe_mark(const char *index, const char *column, RegProcedure eq, Datum value, Oid collation,
-		   int64 *mark, char **holder)
+probe_mark(bool by_resource, RegProcedure eq, Datum value, Oid collation, int64 *mark, char **holder)
 {
-	Oid			nsp = get_namespace_oid("fencing", false);
-	Oid			relid = get_relname_relid("high_water_mark", nsp);
-	Oid			indexid = get_relname_relid(index, nsp);
+	Oid			relid;
+	Oid			indexid;
 	Relation	rel;
 	SysScanDesc scan;
 	ScanKeyData skey;
@@ -232,12 +286,14 @@ probe_mark(const char *index, const char *column, RegProcedure eq, Datum value, 
 	Snapshot	snapshot;
 	ProbeResult result = PROBE_NO_ROW;
 
-	if (!OidIsValid(relid) || !OidIsValid(indexid))
+	if (!find_mark_table())
 		return PROBE_MISSING_TABLE;
+	relid = catalog.mark_table;
+	indexid = by_resource ? catalog.by_resource : catalog.by_lock_key;
 	snapshot = RegisterSnapshot(GetLatestSnapshot());
 	rel = table_open(relid, AccessShareLock);
 	/* systable_beginscan takes the heap's column number and maps it to the index's */
-	ScanKeyInit(&skey, get_attnum(relid, column), BTEqualStrategyNumber, eq, value);
+	ScanKeyInit(&skey, by_resource ? catalog.resource_column : catalog.lock_key_column, BTEqualStrategyNumber, eq, value);
 	skey.sk_collation = collation;
 	scan = systable_beginscan(rel, indexid, true, snapshot, 1, &skey);
 	tuple = systable_getnext(scan);
@@ -285,7 +341,7 @@ enter_common(int32 key, int64 term, const char *leader)
 	if (!lock_for_transaction(&tag, ShareLock, true, &newly_locked))
 		return false;
 
-	switch (probe_mark("high_water_mark_lock_key_key", "lock_key", F_INT8EQ, Int64GetDatum((int64) key), InvalidOid,
+	switch (probe_mark(false, F_INT8EQ, Int64GetDatum((int64) key), InvalidOid,
 					   &mark, &holder))
 	{
 		case PROBE_MISSING_TABLE:
@@ -470,7 +526,7 @@ read_mark(const char *resource, int64 *mark)
 {
 	char	   *holder;
 
-	switch (probe_mark("high_water_mark_pkey", "resource", F_TEXTEQ, CStringGetTextDatum(resource),
+	switch (probe_mark(true, F_TEXTEQ, CStringGetTextDatum(resource),
 					   DEFAULT_COLLATION_OID, mark, &holder))
 	{
 		case PROBE_MISSING_TABLE:
