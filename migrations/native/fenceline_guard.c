@@ -459,19 +459,24 @@ fenceline_guard(PG_FUNCTION_ARGS)
 		elog(ERROR, "fencing.guard(): SELECT fencing.guard_slow(...) failed: %s", SPI_result_code_string(rc));
 	SPI_finish();
 	/*
-	 * guard_slow returned: entered at the term, or an audited break-glass (nothing to remember). It took the fence
-	 * lock through SQL, i.e. for CurrentResourceOwner; the same modes are taken again for the transaction itself
-	 * (granted at once: this backend holds them), so that no portal's failure can release them early.
+	 * guard_slow returned: entered at the term, or an audited break-glass. Whatever it entered with, it took the fence
+	 * lock through SQL, i.e. for CurrentResourceOwner; every mode this backend holds is taken again for the
+	 * transaction itself (granted at once), so that no portal's failure can release it early. This must not depend on
+	 * how the settings were spelled: the slow path accepts spellings the common case does not (blanks, leading
+	 * zeros, a leader id counted in characters), and enters with them too. Only a canonical entering is remembered.
 	 */
-	if (common)
 	{
 		LOCKTAG		tag;
 
 		SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, FENCE_LOCK_NAMESPACE, (uint32) key, 2);
 		if (LockHeldByMe(&tag, ExclusiveLock))
 			(void) lock_for_transaction(&tag, ExclusiveLock, true, NULL);
-		(void) lock_for_transaction(&tag, ShareLock, true, NULL);
-		remember_entered(key, term, leader);
+		if (LockHeldByMe(&tag, ShareLock))
+		{
+			(void) lock_for_transaction(&tag, ShareLock, true, NULL);
+			if (common)
+				remember_entered(key, term, leader);
+		}
 	}
 	return PointerGetDatum(NULL);
 }

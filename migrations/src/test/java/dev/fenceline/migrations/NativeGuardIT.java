@@ -14,6 +14,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Switching fencing.guard() between its native (C) and PL/pgSQL implementations. What the guard decides is proved
@@ -55,9 +57,20 @@ class NativeGuardIT {
      * at the savepoint's rollback, while the rows it wrote earlier, at top level, stay. The native guard takes the fence
      * lock for the transaction itself, so the next term's advance still finds (and ends) the transaction holding those
      * rows. (The PL/pgSQL guard can only lock through SQL, i.e. for the portal: docs/fencing.md names that limit.)
+     * The same whichever way the transaction's settings are spelled: a term with a blank or a leading zero, a resource
+     * with a trailing blank or a leader id of 200 characters but more bytes are entered by the SQL slow path, whose
+     * lock the guard must take for the transaction too.
      */
-    @Test
-    void aWriteThroughACursorThatLaterFailsInASavepointKeepsTheNativeGuardsFenceLock() throws Exception {
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(
+            strings = {
+                "canonical",
+                "term with a blank",
+                "term with a leading zero",
+                "resource with a blank",
+                "leader id of multi-byte characters"
+            })
+    void aWriteThroughACursorThatLaterFailsInASavepointKeepsTheNativeGuardsFenceLock(String spelling) throws Exception {
         NativeGuard.assumeLoads(db);
         try (Connection admin = db.dataSource().getConnection();
                 Statement a = admin.createStatement()) {
@@ -72,7 +85,18 @@ class NativeGuardIT {
                 o.execute("CREATE FUNCTION pg_temp.put(i int) RETURNS int LANGUAGE sql"
                         + " AS $$ INSERT INTO ledger_a VALUES (i) RETURNING i $$");
                 old.setAutoCommit(false);
-                o.execute("SET LOCAL fencing.term = '" + term + "'");
+                String termText = switch (spelling) {
+                    case "term with a blank" -> " " + term;
+                    case "term with a leading zero" -> "0" + term;
+                    default -> Long.toString(term);
+                };
+                o.execute("SET LOCAL fencing.term = '" + termText + "'");
+                if (spelling.equals("resource with a blank")) {
+                    o.execute("SET LOCAL fencing.resource = 'native-guard '");
+                }
+                if (spelling.equals("leader id of multi-byte characters")) {
+                    o.execute("SELECT set_config('fencing.leader_id', repeat(chr(233), 120), true)");
+                }
                 o.execute(
                         "DECLARE c CURSOR FOR SELECT pg_temp.put(g + 9000), 1 / (g - 2) FROM generate_series(1, 3) g");
                 o.execute("FETCH 1 FROM c"); // row 9001 written at the term, fence lock taken
