@@ -15,7 +15,9 @@
  *   <li>{@code ElectionStore} / {@code EtcdElectionStore}: the election's domain operations (read, campaign,
  *       guarded deletes); every jetcd transaction of the protocol is built there.</li>
  *   <li>{@code EtcdGateway}: every etcd call, one client per member so each call knows its member; a gRPC
- *       deadline and a future timeout on each; jetcd retries off; renewals as one raw LeaseKeepAlive request.</li>
+ *       deadline and a future timeout on each; jetcd retries off; renewals as one raw LeaseKeepAlive request
+ *       ({@code LeaseKeepAliveCall}). {@code EtcdChannels} opens a member's connections (deadline, keepalive),
+ *       {@code EtcdTls} builds the TLS context.</li>
  *   <li>{@code EtcdFailure}: what a failure means by gRPC status (definite rejection vs outcome unknown).</li>
  *   <li>{@code ElectionClock} / {@code SuspendAwareClock}: the deadline clock; counts host suspend.</li>
  *   <li>{@code ClusterHistory}: which etcd history the session talks to and the watch's revision; every response
