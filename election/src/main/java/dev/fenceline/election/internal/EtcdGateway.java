@@ -9,7 +9,6 @@ import io.etcd.jetcd.Response;
 import io.etcd.jetcd.Txn;
 import io.etcd.jetcd.Watch;
 import io.etcd.jetcd.api.LeaseGrpc;
-import io.etcd.jetcd.api.LeaseKeepAliveRequest;
 import io.etcd.jetcd.kv.GetResponse;
 import io.etcd.jetcd.kv.TxnResponse;
 import io.etcd.jetcd.lease.LeaseGrantResponse;
@@ -17,16 +16,8 @@ import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
 import io.etcd.jetcd.lease.LeaseRevokeResponse;
 import io.etcd.jetcd.maintenance.StatusResponse;
 import io.etcd.jetcd.options.GetOption;
-import io.grpc.CallOptions;
-import io.grpc.Channel;
-import io.grpc.ClientCall;
-import io.grpc.ClientInterceptor;
 import io.grpc.ManagedChannel;
-import io.grpc.MethodDescriptor;
-import io.grpc.netty.NettyChannelBuilder;
-import io.grpc.stub.ClientCallStreamObserver;
-import io.grpc.stub.ClientResponseObserver;
-import java.net.URI;
+import io.netty.handler.ssl.SslContext;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -39,30 +30,17 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
- * The only place that talks to etcd. One jetcd client per endpoint (not one round-robin client), so every
- * call knows which member it went to: a failure is tagged with that member, an idempotent call is retried at
- * once on the next member, and a member that failed stops being preferred. With one member stopped, a
+ * The only place that talks to etcd: routes each call to a member, fails an idempotent call over to the next
+ * one, and checks and counts every response. One jetcd client per endpoint (not one round-robin client), so
+ * every call knows which member it went to: a failure is tagged with that member, an idempotent call is retried
+ * at once on the next member, and a member that failed stops being preferred. With one member stopped, a
  * round-robin client sent every third call into it; here at most the first call after it stopped does.
  *
- * <p>Every call carries two deadlines: a gRPC deadline set by {@link DeadlineInterceptor} (so the RPC itself
- * is cancelled; jetcd sets none and waitForReady=true would hang on a paused member) and
+ * <p>Every call carries two deadlines: a gRPC deadline on the RPC itself (see {@link EtcdChannels}) and
  * {@code orTimeout(callTimeout)} on the future. jetcd's own retries are off: only the caller knows whether
- * a retry is safe.
- *
- * <p><b>Lease renewals</b> go through a raw gRPC LeaseKeepAlive stream per renewal: one request, one
- * response, then half-close. jetcd's {@code keepAliveOnce} writes its request a second time when the call
- * completes (etcd counted two renewals per call), and its keepAlive stream cannot say which request a
- * response answers (the send time the fail-closed deadline needs).
- *
- * <p><b>gRPC keepalive</b> is set explicitly ({@link #GRPC_KEEPALIVE_TIME}, timeout = callTimeout, only
- * while a call is active, which etcd's default enforcement policy requires): jetcd's defaults (30 s + 10 s)
- * left a watch on a hung member unnoticed for ~38 s. It is not what bounds failover: followers re-read every
- * renew interval and the watch is checked by progress requests (see DefaultElectionSession).
+ * a retry is safe. Lease renewals go through {@link LeaseKeepAliveCall}, one request per stream.
  */
 final class EtcdGateway implements AutoCloseable {
-    /** grpc-java raises anything below 10 s to 10 s; etcd's default enforcement minimum is 5 s. */
-    static final Duration GRPC_KEEPALIVE_TIME = Duration.ofSeconds(10);
-
     /** One etcd member as seen by this client. */
     static final class Endpoint implements AutoCloseable {
         final int index;
@@ -73,39 +51,13 @@ final class EtcdGateway implements AutoCloseable {
         private final ManagedChannel raw;
         private final LeaseGrpc.LeaseStub rawLease;
 
-        Endpoint(int index, String uri, ElectionConfig config, io.netty.handler.ssl.SslContext ssl) {
+        Endpoint(int index, String uri, ElectionConfig config, SslContext ssl) {
             this.index = index;
             this.uri = uri;
-            io.etcd.jetcd.ClientBuilder builder = Client.builder()
-                    .endpoints(uri)
-                    .retryMaxAttempts(0)
-                    .waitForReady(false)
-                    .connectTimeout(config.connectTimeout())
-                    .keepaliveTime(GRPC_KEEPALIVE_TIME)
-                    .keepaliveTimeout(config.callTimeout())
-                    .keepaliveWithoutCalls(false)
-                    .interceptor(new DeadlineInterceptor(config.callTimeout()));
-            if (ssl != null) {
-                builder.sslContext(ssl);
-            }
-            if (config.username() != null) {
-                builder.user(bytes(config.username())).password(bytes(config.password()));
-            }
-            this.client = builder.build();
+            this.client = EtcdChannels.jetcdClient(uri, config, ssl);
             this.kv = client.getKVClient();
             this.lease = client.getLeaseClient();
-            URI u = URI.create(uri);
-            NettyChannelBuilder rawBuilder = NettyChannelBuilder.forAddress(u.getHost(), u.getPort());
-            if (ssl != null) {
-                rawBuilder.sslContext(ssl);
-            } else {
-                rawBuilder.usePlaintext();
-            }
-            this.raw = rawBuilder
-                    .keepAliveTime(GRPC_KEEPALIVE_TIME.toNanos(), TimeUnit.NANOSECONDS)
-                    .keepAliveTimeout(config.callTimeout().toNanos(), TimeUnit.NANOSECONDS)
-                    .keepAliveWithoutCalls(false)
-                    .build();
+            this.raw = EtcdChannels.rawChannel(uri, config, ssl);
             this.rawLease = LeaseGrpc.newStub(raw);
         }
 
@@ -140,7 +92,7 @@ final class EtcdGateway implements AutoCloseable {
         this.callTimeout = config.callTimeout();
         this.metrics = metrics;
         List<Endpoint> list = new ArrayList<>();
-        io.netty.handler.ssl.SslContext ssl = sslContext(config);
+        SslContext ssl = EtcdTls.sslContext(config);
         try {
             for (String uri : config.endpoints()) {
                 list.add(new Endpoint(list.size(), uri.trim(), config, ssl));
@@ -150,66 +102,6 @@ final class EtcdGateway implements AutoCloseable {
             throw e;
         }
         this.endpoints = List.copyOf(list);
-    }
-
-    /** The client TLS context (CA bundle, optional client certificate), or null for plain http. */
-    static io.netty.handler.ssl.SslContext sslContext(ElectionConfig config) {
-        if (!config.tls()) {
-            return null;
-        }
-        if (config.tlsClientCertFile() != null) {
-            checkValidity(config.tlsClientCertFile(), java.time.Instant.now());
-        }
-        try {
-            io.netty.handler.ssl.SslContextBuilder b = io.grpc.netty.GrpcSslContexts.forClient()
-                    .trustManager(config.tlsCaFile().toFile());
-            if (config.tlsClientCertFile() != null) {
-                b.keyManager(
-                        config.tlsClientCertFile().toFile(),
-                        config.tlsClientKeyFile().toFile());
-            }
-            return b.build();
-        } catch (javax.net.ssl.SSLException | IllegalArgumentException e) {
-            throw new dev.fenceline.election.ElectionException(
-                    "cannot build the etcd TLS context from tlsCaFile="
-                            + config.tlsCaFile()
-                            + (config.tlsClientCertFile() != null
-                                    ? ", tlsClientCert=" + config.tlsClientCertFile() + " / "
-                                            + config.tlsClientKeyFile()
-                                    : "")
-                            + ": " + e.getMessage()
-                            + " (PEM files expected; the client key in PKCS#8)",
-                    e);
-        }
-    }
-
-    /**
-     * An expired (or not yet valid) client certificate is refused by etcd's TLS handshake with a bare alert that
-     * jetcd reports as "UNAVAILABLE" after connectTimeout; say so at once, naming the file and the dates. Reads
-     * the wall clock, as the server's check does.
-     */
-    static void checkValidity(java.nio.file.Path certFile, java.time.Instant now) {
-        java.security.cert.X509Certificate cert;
-        try (java.io.InputStream in = java.nio.file.Files.newInputStream(certFile)) {
-            cert = (java.security.cert.X509Certificate)
-                    java.security.cert.CertificateFactory.getInstance("X.509").generateCertificate(in);
-        } catch (java.io.IOException | java.security.cert.CertificateException | ClassCastException e) {
-            throw new dev.fenceline.election.ElectionException(
-                    "tlsClientCert certificate '" + certFile + "' is not a PEM X.509 certificate: " + e.getMessage(),
-                    e);
-        }
-        java.time.Instant from = cert.getNotBefore().toInstant();
-        java.time.Instant until = cert.getNotAfter().toInstant();
-        if (now.isAfter(until)) {
-            throw new dev.fenceline.election.ElectionException(
-                    "tlsClientCert certificate '" + certFile + "' expired at " + until + " (valid " + from + " .. "
-                            + until + ", now " + now + "): etcd refuses it; renew it");
-        }
-        if (now.isBefore(from)) {
-            throw new dev.fenceline.election.ElectionException(
-                    "tlsClientCert certificate '" + certFile + "' is not valid before " + from + " (now " + now
-                            + "): check this host's clock or the certificate");
-        }
     }
 
     int endpointCount() {
@@ -311,40 +203,8 @@ final class EtcdGateway implements AutoCloseable {
     CompletableFuture<LeaseKeepAliveResponse> keepAliveOnce(long leaseId, int index) {
         Endpoint e = endpoint(index);
         // not linearizable: the header comes from the etcd leader's local state, which may lag its commits
-        return onEndpoint(e, "lease_keepalive", false, () -> {
-            CompletableFuture<LeaseKeepAliveResponse> f = new CompletableFuture<>();
-            e.rawLease
-                    .withDeadlineAfter(callTimeout.toNanos(), TimeUnit.NANOSECONDS)
-                    .leaseKeepAlive(
-                            new ClientResponseObserver<
-                                    LeaseKeepAliveRequest, io.etcd.jetcd.api.LeaseKeepAliveResponse>() {
-                                private ClientCallStreamObserver<LeaseKeepAliveRequest> requests;
-
-                                @Override
-                                public void beforeStart(ClientCallStreamObserver<LeaseKeepAliveRequest> requestStream) {
-                                    this.requests = requestStream;
-                                }
-
-                                @Override
-                                public void onNext(io.etcd.jetcd.api.LeaseKeepAliveResponse value) {
-                                    f.complete(new LeaseKeepAliveResponse(value));
-                                    requests.onCompleted(); // half-close: no further request on this stream
-                                }
-
-                                @Override
-                                public void onError(Throwable t) {
-                                    f.completeExceptionally(t);
-                                }
-
-                                @Override
-                                public void onCompleted() {
-                                    f.completeExceptionally(new IllegalStateException(
-                                            "LeaseKeepAlive stream of " + e.uri + " ended without a response"));
-                                }
-                            })
-                    .onNext(LeaseKeepAliveRequest.newBuilder().setID(leaseId).build());
-            return f;
-        });
+        return onEndpoint(
+                e, "lease_keepalive", false, () -> LeaseKeepAliveCall.send(e.rawLease, e.uri, leaseId, callTimeout));
     }
 
     /** Tries the preferred member, then (on a failure that is not a definite rejection) the next one once. */
@@ -393,23 +253,5 @@ final class EtcdGateway implements AutoCloseable {
     @Override
     public void close() {
         endpoints.forEach(Endpoint::close);
-    }
-
-    /** Sets a gRPC deadline on every call except the long-lived Watch stream. */
-    static final class DeadlineInterceptor implements ClientInterceptor {
-        private final long timeoutNanos;
-
-        DeadlineInterceptor(Duration timeout) {
-            this.timeoutNanos = timeout.toNanos();
-        }
-
-        @Override
-        public <Q, R> ClientCall<Q, R> interceptCall(MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
-            boolean longLived = method.getFullMethodName().endsWith("Watch/Watch");
-            if (!longLived && options.getDeadline() == null) {
-                options = options.withDeadlineAfter(timeoutNanos, TimeUnit.NANOSECONDS);
-            }
-            return next.newCall(method, options);
-        }
     }
 }
