@@ -3,9 +3,12 @@
  *
  * <h2>Structure</h2>
  * <ul>
- *   <li>{@code DefaultElectionSession}: the {@code EtcdGateway}, one {@code LeaseKeeper}, one prefix watch, thread
- *       pools, and the liveness checks that do not trust one stream (follower re-reads every renew interval,
- *       watch progress requests with re-creation on the next member).</li>
+ *   <li>{@code DefaultElectionSession}: the {@code EtcdGateway}, one {@code LeaseKeeper}, one {@code PrefixWatch},
+ *       its {@code SessionThreads} and {@code SessionElections}; opens them in order and closes them in order
+ *       ({@code Dependents} first, then the elections, then the lease).</li>
+ *   <li>{@code PrefixWatch}: one watch over the key prefix, re-created on the next member when it fails; events
+ *       only trigger re-reads. {@code LivenessChecks}: the checks that do not trust one stream (follower re-reads
+ *       every renew interval, watch progress requests with re-creation on the next member).</li>
  *   <li>{@code LeaseKeeper}: the only code that renews the lease; publishes {@code (leaseId, validUntil, health)}
  *       as one immutable view. Runs on its own thread. Retries a failed renewal at once on the next member.</li>
  *   <li>{@code DefaultLeaderElection}: one candidate's API and lifecycle; turns every trigger (start, watch event,

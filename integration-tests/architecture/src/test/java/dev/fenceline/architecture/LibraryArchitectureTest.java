@@ -52,7 +52,7 @@ class LibraryArchitectureTest {
             "the election's clock seam (ElectionClock.system()): every validity deadline is measured on it",
             "dev.fenceline.task.LeaderTask$Builder",
             "leader-task's clock seam: the default of the nanoClock LongSupplier that LeaderTask is given",
-            "dev.fenceline.election.internal.DefaultElectionSession",
+            "dev.fenceline.election.internal.PrefixWatch",
             "watch liveness: how long the watch has been silent, which only decides when to re-create it",
             "dev.fenceline.election.internal.DefaultElectionAdmin",
             "connect(): the deadline for retrying an admin connection, which holds no lease");
