@@ -18,7 +18,8 @@
  * guard forgets the entering; when it commits, both pass to its parent; at the end of the transaction (commit,
  * abort, PREPARE) everything is forgotten. Nothing is kept in a setting a client could forge or leave behind.
  *
- * Trigger arguments (set by fencing.protect_table): TG_ARGV[0] = the resource's lock_key, TG_ARGV[1] = the resource.
+ * Trigger arguments (set by fencing.protect_table): TG_ARGV[0] = the resource's lock_key, TG_ARGV[1] = the resource,
+ * and optionally TG_ARGV[2] = the operations (comma-separated) a transaction without a term may do.
  * Installed by migrations/native/build.sh --install (or loaded by path); switched on by SELECT fencing.use_native_guard()
  * (a superuser; the migrations do it when the library loads) and off by SELECT fencing.use_plpgsql_guard().
  */
@@ -370,6 +371,24 @@ enter_common(int32 key, int64 term, const char *leader)
 	return accepted;
 }
 
+/* Is word one of the comma-separated words of list? */
+static bool
+is_listed(const char *list, const char *word)
+{
+	size_t		len = strlen(word);
+	const char *p = list;
+
+	while (p != NULL && *p != '\0')
+	{
+		if (strncmp(p, word, len) == 0 && (p[len] == ',' || p[len] == '\0'))
+			return true;
+		p = strchr(p, ',');
+		if (p != NULL)
+			p++;
+	}
+	return false;
+}
+
 static const char *
 operation_name(TriggerEvent event)
 {
@@ -406,15 +425,22 @@ fenceline_guard(PG_FUNCTION_ARGS)
 	trigdata = (TriggerData *) fcinfo->context;
 	trigger = trigdata->tg_trigger;
 	if (!TRIGGER_FIRED_BEFORE(trigdata->tg_event) || !TRIGGER_FIRED_FOR_STATEMENT(trigdata->tg_event) ||
-		trigger->tgnargs != 2)
+		(trigger->tgnargs != 2 && trigger->tgnargs != 3))
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("fencing.guard() on %s must be a BEFORE ... FOR EACH STATEMENT trigger with 2 arguments, has %d",
+				 errmsg("fencing.guard() on %s must be a BEFORE ... FOR EACH STATEMENT trigger with 2 or 3 arguments, has %d",
 						RelationGetRelationName(trigdata->tg_relation), trigger->tgnargs),
 				 errhint("Create the trigger with fencing.protect_table().")));
 	key = pg_strtoint32(trigger->tgargs[0]);
 
 	term_setting = GetConfigOption("fencing.term", true, false);
+	/*
+	 * An operation the table leaves to writers without a term (third argument), in a transaction without any term:
+	 * allowed. A transaction with a term goes on below, fenced on every operation (a blank term: the slow path).
+	 */
+	if (trigger->tgnargs == 3 && is_empty(term_setting) &&
+		is_listed(trigger->tgargs[2], operation_name(trigdata->tg_event)))
+		return PointerGetDatum(NULL);
 	leader = GetConfigOption("fencing.leader_id", true, false);
 	scope = GetConfigOption("fencing.resource", true, false);
 	common = parse_term(term_setting, &term)

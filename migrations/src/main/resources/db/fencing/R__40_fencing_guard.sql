@@ -30,6 +30,15 @@ BEGIN
       MESSAGE = 'fencing.guard_slow() is the slow path of the fencing_guard trigger and cannot be called directly',
       HINT = 'To enter a transaction at a term, call fencing.enter(resource, term, leader_id).';
   END IF;
+  IF v_scope IS NOT NULL AND v_scope <> p_resource THEN
+    p_offered := NULL;                           -- the transaction's term belongs to another resource
+  END IF;
+  -- An operation the table leaves to writers without a term (protect_table's operations), in a transaction that
+  -- carries no term for this resource. One that carries a term is fenced on every operation.
+  IF (p_offered IS NULL OR btrim(p_offered) = '')
+     AND NOT p_operation = ANY (fencing.fenced_operations(format('%I.%I', p_schema, p_table)::regclass)) THEN
+    RETURN;
+  END IF;
   IF v_break IS NOT NULL THEN
     IF NOT pg_has_role(session_user, 'fencing_break_glass', 'MEMBER') THEN
       PERFORM fencing.reject('FL007', 'break_glass_refused', p_resource, NULL, v_leader, v_table, p_operation,
@@ -39,9 +48,6 @@ BEGIN
     RETURN;
   END IF;
 
-  IF v_scope IS NOT NULL AND v_scope <> p_resource THEN
-    p_offered := NULL;                           -- the transaction's term belongs to another resource
-  END IF;
   IF p_offered IS NULL OR btrim(p_offered) = '' THEN
     SELECT highest_accepted INTO v_mark FROM fencing.high_water_mark WHERE resource = p_resource;
     PERFORM fencing.reject('FL002', 'no_term', p_resource, NULL, v_leader, v_table, p_operation,
@@ -142,6 +148,11 @@ BEGIN
     v_term   pg_catalog.text := pg_catalog.current_setting('fencing.term', true);
     v_leader pg_catalog.text := pg_catalog.current_setting('fencing.leader_id', true);
   BEGIN
+    -- An operation left to writers without a term (third argument), in a transaction without any term: allowed.
+    IF TG_NARGS OPERATOR(pg_catalog.>) 2 AND COALESCE(v_term, '') OPERATOR(pg_catalog.=) ''
+       AND TG_OP OPERATOR(pg_catalog.=) ANY (pg_catalog.string_to_array(TG_ARGV[2], ',')) THEN
+      RETURN NULL;
+    END IF;
     -- Not granted at once: an advance or a squatter holds the key; guard_slow waits for the one, ends the other.
     IF v_term OPERATOR(pg_catalog.~) '^[1-9][0-9]{0,17}$'
        AND COALESCE(pg_catalog.current_setting('fencing.break_glass', true), '') OPERATOR(pg_catalog.=) ''

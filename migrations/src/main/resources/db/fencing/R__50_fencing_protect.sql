@@ -11,10 +11,12 @@
 --    Event triggers need a superuser; without them protect_table() refuses tables that have or can have children
 --    through partitioning (FL006), and fencing.unprotected_children lists any child left unprotected.
 --  * Dropping a protected table removes its row (event trigger fencing_forget_dropped_tables).
---  * Which operations are fenced is the trigger's own events, nowhere else (fencing.fenced_operations reads them):
---    INSERT, UPDATE, DELETE by default, or the ones protect_table was given, so that another service may keep
---    creating rows the leader settles. TRUNCATE is always fenced (it removes every row); an INSERT ... ON CONFLICT DO
---    UPDATE fires the UPDATE trigger too, so it is fenced whenever UPDATE is. Children get their parent's operations.
+--  * The trigger fires for every operation (INSERT, UPDATE, DELETE, TRUNCATE), whatever protect_table was given: a
+--    transaction that carries a term for the resource is fenced on all of them. The operations protect_table leaves
+--    out (so that another service may keep creating rows the leader settles) are the trigger's third argument, and
+--    only a transaction that carries NO term for the resource may do them without one; TRUNCATE is never left out.
+--    fencing.fenced_operations reads the trigger, nowhere else. An INSERT ... ON CONFLICT DO UPDATE fires the UPDATE
+--    trigger too. Children get their parent's operations, also a child protected before it was attached.
 --  * protect_table() adds a nullable fencing_term bigint column (catalog-only, no rewrite) unless the table has one,
 --    and its result says so: 'protected (added column fencing_term bigint)'. The column records which term wrote a
 --    row; the guard never reads it, so a write that leaves it NULL is fenced all the same.
@@ -29,7 +31,7 @@ AS $fn$
 BEGIN
   IF NOT EXISTS (SELECT 1 FROM pg_trigger t
                   WHERE t.tgrelid = p_tbl AND t.tgname = 'fencing_guard' AND NOT t.tgisinternal AND t.tgenabled <> 'D'
-                    AND t.tgfoid = 'fencing.guard()'::regprocedure AND t.tgnargs = 2
+                    AND t.tgfoid = 'fencing.guard()'::regprocedure AND t.tgnargs IN (2, 3)
                     AND split_part(encode(t.tgargs, 'escape'), '\000', 2) = p_resource) THEN
     RAISE EXCEPTION USING ERRCODE = 'FL006',
       MESSAGE = format('fencing: %s cannot be registered as protected for resource %s: it has no enabled fencing_guard trigger for that resource', p_tbl, p_resource),
@@ -65,15 +67,17 @@ AS $fn$
   SELECT EXISTS (SELECT 1 FROM pg_event_trigger WHERE evtname = 'fencing_protect_new_children' AND evtenabled <> 'D')
 $fn$;
 
--- The operations the table's fencing_guard trigger fences, in a fixed order (NULL: no such trigger).
+-- The operations the table's fencing_guard trigger fences for every writer, in a fixed order (NULL: no such trigger):
+-- its events, less the ones its third argument leaves to writers without a term.
 CREATE OR REPLACE FUNCTION fencing.fenced_operations(p_tbl regclass)
 RETURNS text[]
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $fn$
-  SELECT array_remove(ARRAY[CASE WHEN t.tgtype & 4 <> 0 THEN 'INSERT' END, CASE WHEN t.tgtype & 16 <> 0 THEN 'UPDATE' END,
-                            CASE WHEN t.tgtype & 8 <> 0 THEN 'DELETE' END, CASE WHEN t.tgtype & 32 <> 0 THEN 'TRUNCATE' END],
-                      NULL)
+  SELECT ARRAY(SELECT x.o FROM unnest(ARRAY['INSERT', 'UPDATE', 'DELETE', 'TRUNCATE'], ARRAY[4, 16, 8, 32]) WITH ORDINALITY AS x(o, bit, n)
+                 WHERE t.tgtype & x.bit <> 0
+                   AND NOT x.o = ANY (string_to_array(split_part(encode(t.tgargs, 'escape'), '\000', 3), ','))
+                 ORDER BY x.n)
     FROM pg_trigger t WHERE t.tgrelid = p_tbl AND t.tgname = 'fencing_guard' AND NOT t.tgisinternal
 $fn$;
 
@@ -116,6 +120,11 @@ DECLARE
   v_old_lt   text := current_setting('lock_timeout');
   v_foreign  boolean := (SELECT relkind FROM pg_class WHERE oid = p_tbl) = 'f';
   v_ops      text[] := CASE WHEN v_foreign THEN array_remove(p_operations, 'TRUNCATE') ELSE p_operations END;
+  -- Left to writers without a term: the trigger's third argument (none: two arguments, as protect_table always made).
+  v_free     text := nullif(array_to_string(ARRAY(SELECT o FROM unnest(ARRAY['INSERT', 'UPDATE', 'DELETE']) o
+                                                   WHERE NOT o = ANY (p_operations)), ','), '');
+  v_events   text[] := CASE WHEN v_foreign THEN ARRAY['INSERT', 'UPDATE', 'DELETE'] ELSE ARRAY['INSERT', 'UPDATE', 'DELETE', 'TRUNCATE'] END;
+  v_args     text := v_key || '\000' || p_resource || '\000' || coalesce(v_free || '\000', '');
 BEGIN
   SELECT resource INTO v_existing FROM fencing.protected_table WHERE tbl = p_tbl;
   IF v_existing IS NOT NULL AND v_existing <> p_resource THEN
@@ -130,8 +139,8 @@ BEGIN
   END IF;
   -- A trigger of an earlier version (other arguments) counts as missing: it is replaced below.
   v_trigger := EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgrelid = p_tbl AND t.tgname = 'fencing_guard' AND NOT t.tgisinternal
-                         AND t.tgnargs = 2 AND encode(t.tgargs, 'escape') = v_key || '\000' || p_resource || '\000')
-               AND fencing.fenced_operations(p_tbl) = v_ops;
+                         AND encode(t.tgargs, 'escape') = v_args
+                         AND t.tgtype & 60 = CASE WHEN v_foreign THEN 28 ELSE 60 END);   -- INSERT|DELETE|UPDATE|TRUNCATE bits
   IF v_existing IS NOT NULL AND v_coltype IS NOT NULL AND v_trigger THEN
     RETURN false;                              -- idempotent: no lock taken, nothing altered
   END IF;
@@ -143,11 +152,13 @@ BEGIN
       EXECUTE format('ALTER TABLE %s ADD COLUMN fencing_term bigint', p_tbl);   -- children inherit it
     END IF;
     IF NOT v_trigger THEN
-      -- Arguments: the resource's lock_key (the fence lock's second key) and the resource. A foreign table (a foreign
-      -- partition) gets the same trigger: PostgreSQL fires statement triggers on foreign tables too.
+      -- Arguments: the resource's lock_key (the fence lock's second key), the resource and, when some are left out,
+      -- the operations writers without a term may do. A foreign table (a foreign partition) gets the same trigger:
+      -- PostgreSQL fires statement triggers on foreign tables too (but has no TRUNCATE trigger for them).
       EXECUTE format('CREATE OR REPLACE TRIGGER fencing_guard BEFORE %s ON %s '
-                     'FOR EACH STATEMENT EXECUTE FUNCTION fencing.guard(%L, %L)',
-                     array_to_string(v_ops, ' OR '), p_tbl, v_key::text, p_resource);
+                     'FOR EACH STATEMENT EXECUTE FUNCTION fencing.guard(%L, %L%s)',
+                     array_to_string(v_events, ' OR '), p_tbl, v_key::text, p_resource,
+                     CASE WHEN v_free IS NULL THEN '' ELSE format(', %L', v_free) END);
     END IF;
   EXCEPTION WHEN lock_not_available THEN
     RAISE EXCEPTION USING ERRCODE = '55P03',
@@ -275,11 +286,20 @@ BEGIN
   WHILE v_found AND v_round < 1000 LOOP
     v_found := false;
     v_round := v_round + 1;
-    FOR r IN SELECT i.inhrelid::regclass AS child, i.inhparent::regclass AS parent, p.resource
+    -- Unprotected children, and children protected on their own (before they were attached) with other operations
+    -- than their parent's: a child fences at least what its parent fences.
+    FOR r IN SELECT i.inhrelid::regclass AS child, i.inhparent::regclass AS parent, p.resource, q.tbl IS NOT NULL AS known
                FROM pg_inherits i JOIN fencing.protected_table p ON p.tbl = i.inhparent
-              WHERE NOT EXISTS (SELECT 1 FROM fencing.protected_table q WHERE q.tbl = i.inhrelid) LOOP
+               LEFT JOIN fencing.protected_table q ON q.tbl = i.inhrelid
+              WHERE q.tbl IS NULL
+                 OR (q.resource = p.resource AND q.parent IS NULL
+                     AND array_remove(fencing.fenced_operations(i.inhrelid), 'TRUNCATE')      -- none on a foreign table
+                         IS DISTINCT FROM array_remove(fencing.fenced_operations(i.inhparent), 'TRUNCATE')) LOOP
       PERFORM fencing.protect_one(r.child, r.resource, r.parent, '10s',
                                   coalesce(fencing.fenced_operations(r.parent), fencing.operations_to_fence(NULL)));
+      IF r.known THEN
+        UPDATE fencing.protected_table SET parent = r.parent WHERE tbl = r.child;
+      END IF;
       v_found := true;
     END LOOP;
   END LOOP;
@@ -313,14 +333,15 @@ BEGIN
   END IF;
   IF NOT EXISTS (SELECT 1 FROM pg_event_trigger WHERE evtname = 'fencing_protect_new_children') THEN
     CREATE EVENT TRIGGER fencing_protect_new_children ON ddl_command_end
-      WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE', 'CREATE FOREIGN TABLE', 'ALTER FOREIGN TABLE', 'CREATE TABLE AS')
+      WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE', 'CREATE FOREIGN TABLE', 'ALTER FOREIGN TABLE', 'CREATE TABLE AS', 'CREATE SCHEMA')
       EXECUTE FUNCTION fencing.protect_new_children();
   ELSIF NOT EXISTS (SELECT 1 FROM pg_event_trigger WHERE evtname = 'fencing_protect_new_children'
-                       AND evttags @> ARRAY['CREATE FOREIGN TABLE']) THEN
-    -- Created by a development version, which did not look at foreign tables (partitions can be foreign).
+                       AND evttags @> ARRAY['CREATE FOREIGN TABLE', 'CREATE SCHEMA']) THEN
+    -- Created by an earlier version, which did not look at foreign tables (partitions can be foreign) or at
+    -- CREATE SCHEMA ... CREATE TABLE ... PARTITION OF (one command tag for the schema and its tables).
     DROP EVENT TRIGGER fencing_protect_new_children;
     CREATE EVENT TRIGGER fencing_protect_new_children ON ddl_command_end
-      WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE', 'CREATE FOREIGN TABLE', 'ALTER FOREIGN TABLE', 'CREATE TABLE AS')
+      WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE', 'CREATE FOREIGN TABLE', 'ALTER FOREIGN TABLE', 'CREATE TABLE AS', 'CREATE SCHEMA')
       EXECUTE FUNCTION fencing.protect_new_children();
   END IF;
   IF NOT EXISTS (SELECT 1 FROM pg_event_trigger WHERE evtname = 'fencing_forget_dropped_tables') THEN
@@ -344,10 +365,13 @@ END
 $do$;
 
 -- Children of protected tables that are not protected themselves (empty while the event triggers are installed).
+-- Also children that fence other operations than their parent.
 CREATE OR REPLACE VIEW fencing.unprotected_children AS
 SELECT i.inhrelid::regclass AS child, i.inhparent::regclass AS parent, p.resource
   FROM pg_inherits i JOIN fencing.protected_table p ON p.tbl = i.inhparent
- WHERE NOT EXISTS (SELECT 1 FROM fencing.protected_table q WHERE q.tbl = i.inhrelid);
+ WHERE NOT EXISTS (SELECT 1 FROM fencing.protected_table q WHERE q.tbl = i.inhrelid AND q.resource = p.resource
+                      AND array_remove(fencing.fenced_operations(i.inhrelid), 'TRUNCATE')
+                          IS NOT DISTINCT FROM array_remove(fencing.fenced_operations(i.inhparent), 'TRUNCATE'));
 
 REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA fencing FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION fencing.protect_table(regclass, text, text, text[]), fencing.unprotect_table(regclass, text)

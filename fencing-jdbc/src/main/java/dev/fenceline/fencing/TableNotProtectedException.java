@@ -17,18 +17,6 @@ public final class TableNotProtectedException extends FencingException {
         this.resource = resource;
     }
 
-    /** The table is protected for the resource, but {@code operation} is not among its fenced operations. */
-    TableNotProtectedException(String table, String resource, String operation, String fencedOperations) {
-        super(
-                "table " + table + " is protected for resource " + resource + ", but not for " + operation
-                        + " (it fences " + fencedOperations + "): the writer's " + operation
-                        + " would not be fenced; fence it too (fencing.protect_table('" + table + "', '" + resource
-                        + "', '2s', ARRAY[...]) with " + operation + " among the operations)",
-                null);
-        this.table = table;
-        this.resource = resource;
-    }
-
     public String table() {
         return table;
     }

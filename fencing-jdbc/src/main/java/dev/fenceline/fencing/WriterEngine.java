@@ -77,7 +77,7 @@ final class WriterEngine {
             try {
                 if (description != null && config.checkProtectedTables()) {
                     try {
-                        checkProtected(c, token.resource(), description.table(), description.operation());
+                        checkProtected(c, token.resource(), description.table());
                     } catch (SQLException e) {
                         // A pooled connection killed while idle (e.g. by an advance): nothing was written; try a
                         // fresh one, a bounded number of times.
@@ -312,30 +312,22 @@ final class WriterEngine {
     }
 
     /**
-     * The description's table must be protected for the token's resource, and its operation, when it is one the
-     * trigger can fence, among the table's fenced operations: a table protected for UPDATE and DELETE only leaves
-     * INSERT unfenced, which a writer describing an INSERT must not be told is fenced.
+     * The description's table must be protected for the token's resource. Its operation needs no check: the trigger
+     * fires for every operation, and a transaction that carries a term (the writer's always does) is fenced on all of
+     * them, also on those the table leaves to writers without a term.
      */
-    private void checkProtected(Connection c, String resource, String table, String operation) throws SQLException {
-        String key = resource + '\u0000' + table + '\u0000' + operation;
+    private void checkProtected(Connection c, String resource, String table) throws SQLException {
+        String key = resource + '\u0000' + table;
         if (protectedTables.containsKey(key)) {
             return;
         }
-        try (PreparedStatement ps = c.prepareStatement("SELECT p.resource,"
-                + " pg_catalog.array_to_string(fencing.fenced_operations(p.tbl), ', '),"
-                + " ? = ANY (fencing.fenced_operations(p.tbl)) OR ? NOT IN ('INSERT', 'UPDATE', 'DELETE', 'TRUNCATE')"
-                + " FROM fencing.protected_table p WHERE p.tbl = pg_catalog.to_regclass(?)")) {
-            ps.setString(1, operation);
-            ps.setString(2, operation);
-            ps.setString(3, table);
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT p.resource FROM fencing.protected_table p WHERE p.tbl = pg_catalog.to_regclass(?)")) {
+            ps.setString(1, table);
             try (ResultSet rs = ps.executeQuery()) {
-                boolean found = rs.next();
-                String protectedFor = found ? rs.getString(1) : null;
+                String protectedFor = rs.next() ? rs.getString(1) : null;
                 if (!resource.equals(protectedFor)) {
                     throw new TableNotProtectedException(table, resource, protectedFor);
-                }
-                if (!rs.getBoolean(3)) {
-                    throw new TableNotProtectedException(table, resource, operation, rs.getString(2));
                 }
             }
         }

@@ -110,27 +110,105 @@ class ProtectedOperationsIT {
     }
 
     @Test
-    void aWriterDescribingAnInsertOnATableThatLeavesInsertFreeIsRefusedBeforeWriting() {
+    void theLeadersInsertOnATableThatLeavesInsertFreeIsFencedAtItsTerm() {
         settlementTable("ops_described", "ops-described");
         try (HikariDataSource pool = Fixtures.pool(db, 2, "ops-describing")) {
             FencedWriter writer = FencedWriter.create(pool, FencedWriterConfig.defaults());
-            FencingToken token = FencingToken.of("ops-described", 4, "leader-4");
-            Throwable insert = catchThrowable(() -> writer.transaction(
-                    token,
-                    WriteDescription.of("ops_described", "INSERT"),
-                    ctx -> ctx.dsl().execute("INSERT INTO ops_described (id, status) VALUES (9, 'new')")));
-            assertThat(insert)
-                    .isInstanceOf(TableNotProtectedException.class)
-                    .hasMessageContaining("but not for INSERT (it fences UPDATE, DELETE, TRUNCATE)");
-            Fixtures.sql(db, "INSERT INTO ops_described (id, status) VALUES (1, 'new')");
             writer.transaction(
-                    token,
-                    WriteDescription.of("ops_described", "UPDATE"),
-                    ctx -> ctx.dsl().execute("UPDATE ops_described SET status = 'settled' WHERE id = 1"));
+                    FencingToken.of("ops-described", 4, "leader-4"),
+                    WriteDescription.of("ops_described", "INSERT"),
+                    ctx -> ctx.dsl().execute("INSERT INTO ops_described (id, status) VALUES (9, 'new')"));
+            Throwable stale = catchThrowable(() -> writer.transaction(
+                    FencingToken.of("ops-described", 3, "leader-3"),
+                    WriteDescription.of("ops_described", "INSERT"),
+                    ctx -> ctx.dsl().execute("INSERT INTO ops_described (id, status) VALUES (10, 'new')")));
+            assertThat(stale).isInstanceOf(StaleTermException.class);
         }
-        assertThat(count(db, "SELECT count(*) FROM ops_described WHERE id = 9")).isZero();
-        assertThat(Fixtures.text(db, "SELECT status FROM ops_described WHERE id = 1"))
-                .isEqualTo("settled");
+        assertThat(count(db, "SELECT count(*) FROM ops_described WHERE id = 9")).isOne();
+        assertThat(count(db, "SELECT count(*) FROM ops_described WHERE id = 10"))
+                .isZero();
+        assertThat(rejections("ops-described")).isOne();
+    }
+
+    /**
+     * The operations a table leaves free are free only to a transaction that carries no term for the resource: a
+     * deposed leader's transaction carries its term, and its INSERT, upsert or insert-only MERGE is rejected and
+     * audited like its UPDATE would be. A term scoped to another resource is no term for this one.
+     */
+    @Test
+    void aTransactionCarryingAStaleTermIsRejectedAndAuditedOnAnOperationTheTableLeavesFree() throws Exception {
+        settlementTable("ops_free", "ops-free");
+        try (Connection c = creator.connect("deposed-leader")) {
+            for (String insert : new String[] {
+                "INSERT INTO ops_free (id, status) VALUES (1, 'stale')",
+                "INSERT INTO ops_free (id, status) VALUES (1, 'stale') ON CONFLICT DO NOTHING",
+                "MERGE INTO ops_free f USING (VALUES (1)) v(id) ON f.id = v.id"
+                        + " WHEN NOT MATCHED THEN INSERT (id, status) VALUES (v.id, 'stale')"
+            }) {
+                assertThat(sqlState(catchThrowable(() -> inTransaction(c, "SET LOCAL fencing.term = '3'", insert))))
+                        .as(insert)
+                        .isEqualTo("FL001");
+            }
+            inTransaction(
+                    c,
+                    "SET LOCAL fencing.term = '3'",
+                    "SET LOCAL fencing.resource = 'another-resource'",
+                    "INSERT INTO ops_free (id, status) VALUES (2, 'created by another service')");
+        }
+        assertThat(count(db, "SELECT count(*) FROM ops_free WHERE status = 'stale'"))
+                .isZero();
+        assertThat(count(db, "SELECT count(*) FROM ops_free WHERE id = 2")).isOne();
+        assertThat(count(
+                        db,
+                        "SELECT count(*) FROM fencing.rejected_write WHERE resource = 'ops-free' AND reason = 'stale_term'"
+                                + " AND offered_term = 3 AND operation = 'INSERT'"))
+                .isEqualTo(3);
+    }
+
+    /**
+     * A table protected on its own with fewer operations and then attached as a partition fences its parent's
+     * operations from then on, and is recorded as the parent's child.
+     */
+    @Test
+    void aTableProtectedWithFewerOperationsThenAttachedAsAPartitionFencesItsParentsOperations() throws Exception {
+        Fixtures.sql(
+                db,
+                "CREATE TABLE ops_attach (id bigint NOT NULL, region int NOT NULL, status text) PARTITION BY LIST (region)",
+                "SELECT fencing.protect_table('ops_attach', 'ops-attach')",
+                "SELECT fencing.enter('ops-attach', 4, 'leader-4')",
+                "CREATE TABLE ops_attach_2 (id bigint NOT NULL, region int NOT NULL, status text)",
+                "SELECT fencing.protect_table('ops_attach_2', 'ops-attach', '2s', ARRAY['UPDATE'])",
+                "ALTER TABLE ops_attach ATTACH PARTITION ops_attach_2 FOR VALUES IN (2)");
+        creator.grantWrites("ops_attach", "ops_attach_2");
+        assertThat(Fixtures.text(
+                        db,
+                        "SELECT operations::text || ' ' || coalesce(parent::text, 'none') FROM fencing.protected_operations"
+                                + " WHERE tbl = 'ops_attach_2'::regclass"))
+                .isEqualTo("{INSERT,UPDATE,DELETE,TRUNCATE} ops_attach");
+        assertThat(count(db, "SELECT count(*) FROM fencing.unprotected_children"))
+                .isZero();
+        try (Connection c = creator.connect("attached-writer")) {
+            assertThat(sqlState(catchThrowable(
+                            () -> execute(c, "INSERT INTO ops_attach_2 (id, region, status) VALUES (1, 2, 'new')"))))
+                    .isEqualTo("FL002");
+        }
+    }
+
+    /** {@code CREATE SCHEMA ... CREATE TABLE ... PARTITION OF} is one command whose tag is CREATE SCHEMA. */
+    @Test
+    void aPartitionCreatedInsideCreateSchemaIsProtected() throws Exception {
+        Fixtures.sql(
+                db,
+                "CREATE TABLE ops_schema (id bigint NOT NULL, region int NOT NULL) PARTITION BY LIST (region)",
+                "SELECT fencing.protect_table('ops_schema', 'ops-schema')",
+                "CREATE SCHEMA ops_inner CREATE TABLE ops_schema_1 PARTITION OF public.ops_schema FOR VALUES IN (1)");
+        assertThat(Fixtures.text(
+                        db,
+                        "SELECT operations::text FROM fencing.protected_operations"
+                                + " WHERE tbl = 'ops_inner.ops_schema_1'::regclass"))
+                .isEqualTo("{INSERT,UPDATE,DELETE,TRUNCATE}");
+        assertThat(count(db, "SELECT count(*) FROM fencing.unprotected_children"))
+                .isZero();
     }
 
     @Test
