@@ -26,8 +26,12 @@ final class SqlStates {
     /** The writer's transaction is not READ COMMITTED, READ WRITE (a default left on the session). */
     static final String TRANSACTION_MODE = "FL014";
 
-    /** What a server session's leftover settings can make of the writer's first statement. */
-    private static final Set<String> SPOILED_BY_SESSION = Set.of(TRANSACTION_MODE, "57014", "55P03");
+    /**
+     * What a server session's leftover settings can make of the writer's first statement: a transaction mode, a
+     * timeout cancelling it, a {@code SET ROLE} to a role without the fence's rights (42501; a login really outside
+     * fencing_app fails again after the explicit start, and is reported as such).
+     */
+    private static final Set<String> SPOILED_BY_SESSION = Set.of(TRANSACTION_MODE, "57014", "55P03", "42501");
 
     /** Failures that waiting cannot fix, each with what fixes it. */
     private static final Map<String, String> FIXES = Map.of(

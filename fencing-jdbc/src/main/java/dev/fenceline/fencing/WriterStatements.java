@@ -79,14 +79,15 @@ final class WriterStatements {
 
     /**
      * The commands before {@link FencedWriter#enter}'s SELECT (and before {@link #BEGIN_WRITE} once a session's
-     * settings spoiled it): isolation and access mode, then the statement and lock timeouts as utility statements of
-     * their own. PostgreSQL arms a statement's timeout when the statement starts, and
+     * settings spoiled it): isolation and access mode, the login's own role (a {@code SET ROLE} another client left
+     * would run the work as another role: the fence decides by the login anyway), then the statement and lock
+     * timeouts as utility statements of their own. PostgreSQL arms a statement's timeout when the statement starts, and
      * the advance waits for locks: values another client left would count for it. The values are the writer's
      * configured durations written into the text (a utility statement takes no parameters): whole milliseconds, so
      * nothing else can reach the text.
      */
     private static String timeoutsFirst(FencedWriterConfig config) {
-        return "SET TRANSACTION ISOLATION LEVEL READ COMMITTED, READ WRITE;"
+        return "SET TRANSACTION ISOLATION LEVEL READ COMMITTED, READ WRITE; SET LOCAL ROLE NONE;"
                 + " SET LOCAL statement_timeout = '" + millis(config.statementTimeout()) + "';"
                 + " SET LOCAL lock_timeout = '" + millis(config.lockTimeout()) + "';";
     }
@@ -211,7 +212,7 @@ final class WriterStatements {
      */
     static ResultSet selectAfterSet(PreparedStatement ps, String what) throws SQLException {
         boolean rows = ps.execute(); // the SETs' results come first: no rows
-        for (int i = 0; i < 3 && !rows; i++) {
+        while (!rows && ps.getUpdateCount() != -1) { // -1: no results left (JDBC's end of a statement's results)
             rows = ps.getMoreResults();
         }
         if (!rows) {

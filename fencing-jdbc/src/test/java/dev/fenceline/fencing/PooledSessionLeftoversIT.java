@@ -40,6 +40,8 @@ class PooledSessionLeftoversIT {
     /** A 1 ms statement_timeout can cancel even a check that reads it back: tried this many times. */
     private static final int READ_BACK_ATTEMPTS = 50;
 
+    private static final String OUTSIDE_ROLE = "fenceline_leftover_reporting";
+
     private TestDatabase db;
     private String app;
     private PgBouncer bouncer;
@@ -50,6 +52,8 @@ class PooledSessionLeftoversIT {
         Fixtures.migrate(db);
         app = "pooled_leftover_app_" + ProcessHandle.current().pid();
         Fixtures.sql(db, "CREATE ROLE " + app + " LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE IN ROLE fencing_app");
+        // A role the login may SET ROLE to that has none of the fence's rights (a reporting role, say).
+        Fixtures.sql(db, "CREATE ROLE " + OUTSIDE_ROLE + " NOLOGIN", "GRANT " + OUTSIDE_ROLE + " TO " + app);
         bouncer = PgBouncer.start(
                 db.server(),
                 PgBouncer.Options.defaults().poolMode("transaction").defaultPoolSize(1));
@@ -65,7 +69,8 @@ class PooledSessionLeftoversIT {
                     db,
                     "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = '" + app + "'",
                     "DROP OWNED BY " + app,
-                    "DROP ROLE IF EXISTS " + app);
+                    "DROP ROLE IF EXISTS " + app,
+                    "DROP ROLE IF EXISTS " + OUTSIDE_ROLE);
         }
     }
 
@@ -86,7 +91,8 @@ class PooledSessionLeftoversIT {
                 "statement_timeout             | 1ms",
                 "default_transaction_isolation | repeatable read",
                 "fencing.term                  | 900",
-                "lock_timeout                  | 1ms"
+                "lock_timeout                  | 1ms",
+                "role                          | " + OUTSIDE_ROLE
             })
     void aSettingAnotherPoolerClientLeftOnTheOnlyServerSessionDoesNotStopTheLeadersAdvancingTransactionNorItsNextOne(
             String name, String value) throws Exception {
