@@ -6,6 +6,7 @@ import dev.fenceline.election.LeaderElection;
 import dev.fenceline.election.Leadership;
 import dev.fenceline.fencing.FencedWriter;
 import dev.fenceline.fencing.FencingToken;
+import java.time.Clock;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -41,7 +42,7 @@ import org.slf4j.LoggerFactory;
  * </ol>
  *
  * <p>This class is the task's face (build, start, close, health, listeners); the work is split by job:
- * {@link TaskLoop} is the thread's body, {@link TaskDecision} decides, {@link WorkRunner} runs the work once,
+ * {@link TaskLoop} is the thread's body, {@link TaskDecision} decides, {@link TaskSchedule} says when runs are due, {@link WorkRunner} runs the work once,
  * {@link TermFloor} keeps terms above the database's mark, {@link TaskStatus} holds what health reports and
  * {@link TaskSignals} wakes the thread.
  */
@@ -97,6 +98,7 @@ public final class LeaderTask implements AutoCloseable {
                 metrics,
                 runner,
                 b.nanoClock,
+                b.wallClock,
                 b.admin);
         this.thread = new Thread(loop, "fenceline-task-" + resource);
         this.thread.setDaemon(true);
@@ -247,6 +249,7 @@ public final class LeaderTask implements AutoCloseable {
         private ElectionAdmin admin;
         private final List<TaskListener> listeners = new CopyOnWriteArrayList<>();
         private LongSupplier nanoClock = System::nanoTime;
+        private Clock wallClock = Clock.systemUTC();
 
         private Builder(ElectionSession session, FencedWriter writer, String resource, TaskWork<P> work) {
             this.session = Objects.requireNonNull(session, "session");
@@ -275,6 +278,12 @@ public final class LeaderTask implements AutoCloseable {
         /** The monotonic clock (tests). */
         Builder<P> nanoClock(LongSupplier nanoClock) {
             this.nanoClock = Objects.requireNonNull(nanoClock, "nanoClock");
+            return this;
+        }
+
+        /** The wall clock a function schedule is asked with (tests). */
+        Builder<P> wallClock(Clock wallClock) {
+            this.wallClock = Objects.requireNonNull(wallClock, "wallClock");
             return this;
         }
 

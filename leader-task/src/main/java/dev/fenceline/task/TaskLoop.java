@@ -10,7 +10,9 @@ import dev.fenceline.fencing.FenceUnavailableException;
 import dev.fenceline.fencing.FencedWriter;
 import dev.fenceline.fencing.TableNotProtectedException;
 import dev.fenceline.fencing.UnknownResourceException;
+import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
@@ -39,6 +41,9 @@ final class TaskLoop implements Runnable {
     private final TaskMetrics metrics;
     private final WorkRunner runner;
     private final LongSupplier nanoClock;
+    /** Only what a function schedule is asked and answers; every wait is measured on {@link #nanoClock}. */
+    private final Clock wallClock;
+
     private final boolean ownsAdmin;
     private ElectionAdmin admin;
     /** The leadership this task last resigned: never run with it again, whatever the election still reports. */
@@ -56,6 +61,7 @@ final class TaskLoop implements Runnable {
             TaskMetrics metrics,
             WorkRunner runner,
             LongSupplier nanoClock,
+            Clock wallClock,
             ElectionAdmin admin) {
         this.resource = resource;
         this.session = session;
@@ -68,6 +74,7 @@ final class TaskLoop implements Runnable {
         this.metrics = metrics;
         this.runner = runner;
         this.nanoClock = nanoClock;
+        this.wallClock = wallClock;
         this.admin = admin;
         this.ownsAdmin = admin == null;
     }
@@ -92,7 +99,10 @@ final class TaskLoop implements Runnable {
     /** The loop proper, until close() or a failure that waiting cannot fix. */
     private void decideAndAct() {
         TaskDecision.Tenure checked = TaskDecision.Tenure.NONE;
-        long nextRunAt = nanoClock.getAsLong();
+        // the term the schedule was last started for: a newly won one starts it afresh
+        TaskDecision.Tenure scheduled = TaskDecision.Tenure.NONE;
+        TaskSchedule.Due due = new TaskSchedule.Due(nanoClock.getAsLong(), null);
+        Long lastStartNanos = null;
         long maxWait = Math.max(
                 TimeUnit.MILLISECONDS.toNanos(10),
                 Math.min(config.idleInterval().toNanos(), TimeUnit.SECONDS.toNanos(1)));
@@ -107,7 +117,7 @@ final class TaskLoop implements Runnable {
                     l != null && l.isValidNow(),
                     checked,
                     resigned,
-                    nextRunAt,
+                    due.atNanos(),
                     now,
                     maxWait));
             if (a instanceof TaskDecision.Stop) {
@@ -118,11 +128,18 @@ final class TaskLoop implements Runnable {
             } else if (a instanceof TaskDecision.CheckTerm c) {
                 status.setPhase(TaskPhase.LEADING, c.term(), "won term " + c.term());
                 checked = checkTerm(l) ? held : TaskDecision.Tenure.NONE;
+                if (checked.equals(held) && !held.equals(scheduled)) {
+                    scheduled = held;
+                    due = firstInTerm(due, lastStartNanos);
+                }
             } else if (a instanceof TaskDecision.Run r) {
+                long startNanos = nanoClock.getAsLong();
+                Instant startWall = wallClock.instant();
                 RunResult result = runner.runOnce(l);
                 if (result == null) {
                     continue; // validity ended or close() came between plan and run: nothing happened
                 }
+                lastStartNanos = startNanos;
                 if (result.error() != null && failedForGood(result.error())) {
                     return;
                 }
@@ -133,7 +150,7 @@ final class TaskLoop implements Runnable {
                         config.interval().toNanos(),
                         config.idleInterval().toNanos(),
                         config.failureBackoff().toNanos());
-                nextRunAt = nanoClock.getAsLong() + after.delayNanos();
+                due = afterRun(result.outcome(), after, startNanos, due, startWall);
                 if (after.recheckTerm()) {
                     checked = TaskDecision.Tenure.NONE;
                 }
@@ -143,6 +160,47 @@ final class TaskLoop implements Runnable {
                 }
             }
         }
+    }
+
+    /** The schedule's first run in a newly won term. */
+    private TaskSchedule.Due firstInTerm(TaskSchedule.Due kept, Long lastStartNanos) {
+        return told(config.schedule()
+                .firstInTerm(
+                        kept.atNanos(),
+                        nanoClock.getAsLong(),
+                        wallClock.instant(),
+                        lastStartNanos,
+                        config.failureBackoff().toNanos()));
+    }
+
+    private TaskSchedule.Due afterRun(
+            RunOutcome outcome,
+            TaskDecision.AfterRun after,
+            long startNanos,
+            TaskSchedule.Due dueThen,
+            Instant startWall) {
+        return told(config.schedule()
+                .afterRun(
+                        outcome,
+                        after,
+                        startNanos,
+                        nanoClock.getAsLong(),
+                        dueThen,
+                        startWall,
+                        wallClock.instant(),
+                        config.failureBackoff().toNanos()));
+    }
+
+    /** Logs a schedule function that threw (its run is then due after failureBackoff). */
+    private TaskSchedule.Due told(TaskSchedule.Due due) {
+        if (due.failed() != null) {
+            log.warn(
+                    "task {}: schedule {} did not give the next start: {}; running after failureBackoff",
+                    resource,
+                    config.schedule(),
+                    due.failed().toString());
+        }
+        return due;
     }
 
     /**
