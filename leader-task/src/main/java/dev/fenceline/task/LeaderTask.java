@@ -4,24 +4,12 @@ import dev.fenceline.election.ElectionAdmin;
 import dev.fenceline.election.ElectionSession;
 import dev.fenceline.election.LeaderElection;
 import dev.fenceline.election.Leadership;
-import dev.fenceline.election.LeadershipState;
-import dev.fenceline.fencing.CommitOutcomeUnknownException;
-import dev.fenceline.fencing.FenceUnavailableException;
 import dev.fenceline.fencing.FencedWriter;
 import dev.fenceline.fencing.FencingToken;
-import dev.fenceline.fencing.TableNotProtectedException;
-import dev.fenceline.fencing.UnknownResourceException;
-import dev.fenceline.fencing.WriteDescription;
-import java.time.Duration;
-import java.time.Instant;
+import java.time.Clock;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -52,62 +40,67 @@ import org.slf4j.LoggerFactory;
  *       hold-off.</li>
  *   <li>One thread runs everything (start-up, decisions, runs, handover); listeners are called on it.</li>
  * </ol>
+ *
+ * <p>This class is the task's face (build, start, close, health, listeners); the work is split by job:
+ * {@link TaskLoop} is the thread's body, {@link TaskDecision} decides, {@link TaskSchedule} says when runs are due, {@link WorkRunner} runs the work once,
+ * {@link TermFloor} keeps terms above the database's mark, {@link TaskStatus} holds what health reports and
+ * {@link TaskSignals} wakes the thread.
  */
 public final class LeaderTask implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(LeaderTask.class);
 
-    private final LeaderElection election;
     private final ElectionSession session;
+    private final LeaderElection election;
+    private final String resource;
+    private final LeaderTaskConfig config;
+    private final TaskSignals signals;
+    private final TaskStatus status;
+    private final TaskLoop loop;
+    private final Thread thread;
+    /** Guards {@link #started} together with the stop request, so start() and close() never interleave. */
+    private final Object lifecycle = new Object();
     /** Undoes {@link ElectionSession#closeFirst} once this task has closed on its own. */
     private volatile Runnable unregisterFromSession = () -> {};
-    /** Set when a failure that waiting cannot fix stopped the task: what and how to fix it. */
-    private volatile String failure;
 
-    private final FencedWriter writer;
-    private final String resource;
-    private final TaskWork<Object> work;
-    private final LeaderTaskConfig config;
-    private final List<TaskListener> listeners = new CopyOnWriteArrayList<>();
-    private final LongSupplier nanoClock;
-    private final TaskMetrics metrics;
-    private final TermFloor termFloor;
-
-    private final ReentrantLock lock = new ReentrantLock();
-    private final Condition wake = lock.newCondition();
-    private final Thread thread;
-    private final AtomicLong runs = new AtomicLong();
-    private final AtomicLong committed = new AtomicLong();
-    private final AtomicLong rejected = new AtomicLong();
-
-    private ElectionAdmin admin;
-    private final boolean ownsAdmin;
-    private volatile TaskPhase phase = TaskPhase.NEW;
     private volatile boolean started;
-    private volatile boolean stopping;
-    private volatile boolean inRun;
-    private volatile long lastTerm;
-    /** The leadership this task last resigned: never run with it again, whatever the election still reports. */
-    private volatile TaskDecision.Tenure resigned = TaskDecision.Tenure.NONE;
-
-    private volatile RunResult lastRun;
 
     @SuppressWarnings("unchecked")
     private LeaderTask(Builder<?> b) {
         this.session = b.session;
-        this.writer = b.writer;
         this.resource = b.resource;
-        this.work = (TaskWork<Object>) b.work;
         this.config = b.config;
-        this.nanoClock = b.nanoClock;
-        this.admin = b.admin;
-        this.ownsAdmin = b.admin == null;
-        this.listeners.addAll(b.listeners);
         String electionName = config.electionName() != null ? config.electionName() : resource;
         this.election = session.election(electionName, config.candidateId(), config.metadata());
-        this.election.addListener(ev -> signal());
-        this.metrics = new TaskMetrics(config.meterRegistry(), resource, electionName, this);
-        this.termFloor = new TermFloor(writer, resource, electionName);
-        this.thread = new Thread(this::loop, "fenceline-task-" + resource);
+        this.signals = new TaskSignals(b.nanoClock);
+        this.status = new TaskStatus(resource, b.listeners);
+        this.election.addListener(ev -> signals.wake());
+        TaskMetrics metrics = new TaskMetrics(config.meterRegistry(), resource, electionName, this);
+        TermFloor termFloor = new TermFloor(b.writer, resource, electionName);
+        WorkRunner runner = new WorkRunner(
+                resource,
+                election.candidateId(),
+                (TaskWork<Object>) b.work,
+                b.writer,
+                termFloor,
+                signals,
+                status,
+                metrics,
+                b.nanoClock);
+        this.loop = new TaskLoop(
+                resource,
+                session,
+                election,
+                b.writer,
+                config,
+                termFloor,
+                signals,
+                status,
+                metrics,
+                runner,
+                b.nanoClock,
+                b.wallClock,
+                b.admin);
+        this.thread = new Thread(loop, "fenceline-task-" + resource);
         this.thread.setDaemon(true);
     }
 
@@ -125,9 +118,8 @@ public final class LeaderTask implements AutoCloseable {
 
     /** Warms up, raises the term floor and starts campaigning, on the task's own thread. Returns at once. */
     public void start() {
-        lock.lock();
-        try {
-            if (stopping) {
+        synchronized (lifecycle) {
+            if (signals.stopping()) {
                 throw new IllegalStateException("start() called after close()");
             }
             if (started) {
@@ -137,8 +129,6 @@ public final class LeaderTask implements AutoCloseable {
             // included): the current run finishes under a valid term, whatever order the JVM runs its hooks in.
             unregisterFromSession = session.closeFirst(this);
             started = true;
-        } finally {
-            lock.unlock();
         }
         thread.start();
     }
@@ -153,19 +143,15 @@ public final class LeaderTask implements AutoCloseable {
     @Override
     public void close() {
         boolean wasStarted;
-        lock.lock();
-        try {
+        synchronized (lifecycle) {
             wasStarted = started;
-            stopping = true;
-            wake.signalAll();
-        } finally {
-            lock.unlock();
+            signals.requestStop();
         }
         if (!wasStarted) {
-            if (phase != TaskPhase.STOPPED) {
+            if (status.phase() != TaskPhase.STOPPED) {
                 election.close();
-                closeAdmin();
-                setPhase(TaskPhase.STOPPED, 0, "closed before start");
+                loop.closeAdmin();
+                status.setPhase(TaskPhase.STOPPED, 0, "closed before start");
             }
             return;
         }
@@ -182,24 +168,14 @@ public final class LeaderTask implements AutoCloseable {
     /** Waits for the task's thread to finish its run and resign (interrupting a run past handoverTimeout). */
     private void awaitHandover() {
         try {
-            long deadline = nanoClock.getAsLong() + config.handoverTimeout().toNanos();
-            lock.lock();
-            try {
-                long left;
-                while (inRun && thread.isAlive() && (left = deadline - nanoClock.getAsLong()) > 0) {
-                    wake.await(left, TimeUnit.NANOSECONDS);
-                }
-            } finally {
-                lock.unlock();
-            }
-            if (inRun) {
+            if (signals.awaitRunEnd(thread, config.handoverTimeout().toNanos())) {
                 log.warn(
                         "task {}: the current run did not finish within handoverTimeout {} ms; interrupting it",
                         resource,
                         config.handoverTimeout().toMillis());
                 thread.interrupt();
             }
-            thread.join(resignBound().toMillis() + config.handoverTimeout().toMillis());
+            thread.join(loop.resignBound().toMillis() + config.handoverTimeout().toMillis());
             if (thread.isAlive()) {
                 log.warn("task {}: handover did not finish in time; closing the election", resource);
                 election.close();
@@ -214,8 +190,8 @@ public final class LeaderTask implements AutoCloseable {
     public TaskHealth health() {
         Leadership l = election.leadership().orElse(null);
         boolean valid = l != null && l.isValidNow();
-        TaskPhase p = phase;
-        if (stopping && p != TaskPhase.STOPPED && p != TaskPhase.FAILED && p != TaskPhase.NEW) {
+        TaskPhase p = status.phase();
+        if (signals.stopping() && p != TaskPhase.STOPPED && p != TaskPhase.FAILED && p != TaskPhase.NEW) {
             p = TaskPhase.STOPPING; // close() was called: the task thread is finishing the run and resigning
         }
         return new TaskHealth(
@@ -224,12 +200,12 @@ public final class LeaderTask implements AutoCloseable {
                 election.candidateId(),
                 p,
                 election.state(),
-                l != null ? l.term() : lastTerm,
+                l != null ? l.term() : status.lastTerm(),
                 valid,
-                lastRun,
-                committed.get(),
-                rejected.get(),
-                failure,
+                status.lastRun(),
+                status.committed(),
+                status.rejected(),
+                status.failure(),
                 election.observedLeader().orElse(null));
     }
 
@@ -247,416 +223,20 @@ public final class LeaderTask implements AutoCloseable {
     }
 
     public void addListener(TaskListener listener) {
-        listeners.add(Objects.requireNonNull(listener, "listener"));
+        status.addListener(listener);
     }
 
     public void removeListener(TaskListener listener) {
-        listeners.remove(listener);
-    }
-
-    // ------------------------------------------------------------------------------------------------------------
-
-    private void loop() {
-        try {
-            setPhase(TaskPhase.STARTING, 0, "starting");
-            if (!prepare()) {
-                return;
-            }
-            election.start();
-            setPhase(TaskPhase.CAMPAIGNING, 0, "campaigning in election '" + election.electionName() + "'");
-            TaskDecision.Tenure checked = TaskDecision.Tenure.NONE;
-            long nextRunAt = nanoClock.getAsLong();
-            long maxWait = Math.max(
-                    TimeUnit.MILLISECONDS.toNanos(10),
-                    Math.min(config.idleInterval().toNanos(), TimeUnit.SECONDS.toNanos(1)));
-            while (true) {
-                Leadership l = election.leadership().orElse(null);
-                long now = nanoClock.getAsLong();
-                TaskDecision.Tenure held = TaskDecision.Tenure.of(l);
-                TaskDecision.Action a = TaskDecision.next(new TaskDecision.Facts(
-                        stopping,
-                        election.state(),
-                        held,
-                        l != null && l.isValidNow(),
-                        checked,
-                        resigned,
-                        nextRunAt,
-                        now,
-                        maxWait));
-                if (a instanceof TaskDecision.Stop) {
-                    return;
-                } else if (a instanceof TaskDecision.Wait w) {
-                    setPhase(w.phase(), l == null ? 0 : l.term(), w.why());
-                    await(w.nanos());
-                } else if (a instanceof TaskDecision.CheckTerm c) {
-                    setPhase(TaskPhase.LEADING, c.term(), "won term " + c.term());
-                    checked = checkTerm(l) ? held : TaskDecision.Tenure.NONE;
-                } else if (a instanceof TaskDecision.Run r) {
-                    RunResult result = runOnce(l);
-                    if (result == null) {
-                        continue; // validity ended or close() came between plan and run: nothing happened
-                    }
-                    if (result.error() != null && failedForGood(result.error())) {
-                        return;
-                    }
-                    Boolean deposed = result.error() instanceof CommitOutcomeUnknownException u ? u.deposed() : null;
-                    TaskDecision.AfterRun after = TaskDecision.afterRun(
-                            result.outcome(),
-                            deposed,
-                            config.interval().toNanos(),
-                            config.idleInterval().toNanos(),
-                            config.failureBackoff().toNanos());
-                    nextRunAt = nanoClock.getAsLong() + after.delayNanos();
-                    if (after.recheckTerm()) {
-                        checked = TaskDecision.Tenure.NONE;
-                    }
-                    if (after.resign()) {
-                        raiseFloorQuietly(-1);
-                        resign(l, "PostgreSQL accepted a higher term than " + r.term());
-                    }
-                }
-            }
-        } catch (RuntimeException | Error e) {
-            log.error("task {}: stopped by an unexpected error", resource, e);
-        } finally {
-            handOver();
-        }
-    }
-
-    /**
-     * Warm-up and term floor, retried until the floor could be checked or close() is called. A warm-up that fails
-     * while the database answers (e.g. a role without CREATE TEMPORARY) is skipped: it only saves time.
-     */
-    private boolean prepare() {
-        boolean warm = !config.warmUp();
-        if (config.warmUp()) {
-            TaskDecision.rehearse();
-        }
-        for (int attempt = 1; !stopping; attempt++) {
-            RuntimeException warmUpFailure = null;
-            if (!warm) {
-                try {
-                    Duration took = writer.warmUp(resource);
-                    log.debug("task {}: writer warmed up in {} ms", resource, took.toMillis());
-                    warm = true;
-                } catch (RuntimeException e) {
-                    warmUpFailure = e;
-                }
-            }
-            try {
-                if (admin == null) {
-                    admin = ElectionAdmin.connect(session.config());
-                }
-                raiseFloor(-1);
-                if (warmUpFailure != null) {
-                    log.warn(
-                            "task {}: warm-up failed, the first run will pay its costs: {}",
-                            resource,
-                            warmUpFailure.toString());
-                }
-                return true;
-            } catch (RuntimeException e) {
-                if (failedForGood(e)) {
-                    return false;
-                }
-                if (attempt == 1 || attempt % 10 == 0) {
-                    log.warn(
-                            "task {}: cannot reach etcd or the database yet (attempt {}): {}; retrying",
-                            resource,
-                            attempt,
-                            e.toString());
-                }
-                await(config.startRetryInterval().toNanos());
-            }
-        }
-        return false;
-    }
-
-    /** Raises the election's term floor above the database's mark if needed, and says so. */
-    private void raiseFloor(long knownMark) {
-        TermFloor.Raised r = termFloor.raise(admin, knownMark);
-        if (r != null) {
-            log.info(
-                    "task {}: election term {} is not above the database mark {}: term floor raised to {}",
-                    resource,
-                    r.electionTerm(),
-                    r.databaseMark(),
-                    r.floorInForce());
-            metrics.floorRaised();
-            tell(t -> t.onTermFloorRaised(r.databaseMark(), r.electionTerm(), r.floorInForce()));
-        }
-    }
-
-    private void raiseFloorQuietly(long knownMark) {
-        try {
-            raiseFloor(knownMark);
-        } catch (RuntimeException e) {
-            log.warn("task {}: could not compare the term floor with the database mark: {}", resource, e.toString());
-        }
-    }
-
-    /** True when {@code l}'s term may write; otherwise raises the floor and resigns it. */
-    private boolean checkTerm(Leadership l) {
-        long mark;
-        try {
-            mark = termFloor.databaseMark();
-        } catch (RuntimeException e) {
-            log.warn("task {} term {}: cannot read the database mark: {}; retrying", resource, l.term(), e.toString());
-            await(config.failureBackoff().toNanos());
-            return false;
-        }
-        if (termFloor.usable(l.term(), mark)) {
-            return true;
-        }
-        log.warn(
-                "task {} won term {} but the database mark is {}: the coordinator lost its history; raising the"
-                        + " term floor and resigning",
-                resource,
-                l.term(),
-                mark);
-        raiseFloorQuietly(mark);
-        resign(l, "term " + l.term() + " is not above the database mark " + mark);
-        return false;
-    }
-
-    private void resign(Leadership l, String why) {
-        resigned = TaskDecision.Tenure.of(l);
-        metrics.resigned();
-        setPhase(TaskPhase.CAMPAIGNING, l.term(), "resigning term " + l.term() + ": " + why);
-        election.resign().whenComplete((v, e) -> {
-            if (e != null) {
-                log.warn("task {}: resigning term {} did not complete: {}", resource, l.term(), e.toString());
-            }
-        });
-    }
-
-    /** One run, or null when nothing happened (validity ended or close() came before the transaction). */
-    private RunResult runOnce(Leadership l) {
-        long runNumber = runs.incrementAndGet();
-        RunContext ctx = new Context(l, runNumber);
-        long t0 = nanoClock.getAsLong();
-        Object plan;
-        try {
-            plan = work.plan(ctx);
-        } catch (Exception e) {
-            return finish(new RunResult(RunOutcome.FAILED, l.term(), runNumber, null, 0, since(t0), e, Instant.now()));
-        }
-        if (plan == null) {
-            return finish(new RunResult(
-                    RunOutcome.NOTHING_TO_DO, l.term(), runNumber, null, 0, since(t0), null, Instant.now()));
-        }
-        if (stopping || !l.isValidNow()) { // fail closed: re-check right before the transaction
-            return null;
-        }
-        FencingToken token = FencingToken.of(resource, l.term(), election.candidateId());
-        termFloor.presenting(l.term());
-        tell(t -> t.onRunStarting(ctx, plan));
-        inRun = true;
-        RunOutcome outcome;
-        long units = 0;
-        Throwable error = null;
-        try {
-            WriteDescription d = work.describe(plan);
-            units = d == null
-                    ? writer.transaction(token, c -> work.run(c, plan))
-                    : writer.transaction(token, d, c -> work.run(c, plan));
-            outcome = units > 0 ? RunOutcome.COMMITTED : RunOutcome.NOTHING_TO_DO;
-        } catch (RuntimeException e) {
-            outcome = TaskDecision.outcomeOf(e);
-            error = e;
-        } finally {
-            lock.lock();
-            try {
-                inRun = false;
-                wake.signalAll();
-            } finally {
-                lock.unlock();
-            }
-        }
-        if (outcome == RunOutcome.REJECTED_STALE) {
-            log.warn(
-                    "task {} term {}: run {} REJECTED by PostgreSQL: {}",
-                    resource,
-                    l.term(),
-                    runNumber,
-                    error.getMessage());
-        } else if (error != null) {
-            log.warn("task {} term {}: run {} {}: {}", resource, l.term(), runNumber, outcome, error.toString());
-        }
-        return finish(new RunResult(outcome, l.term(), runNumber, plan, units, since(t0), error, Instant.now()));
-    }
-
-    private RunResult finish(RunResult r) {
-        lastRun = r;
-        if (r.outcome() == RunOutcome.COMMITTED) {
-            committed.incrementAndGet();
-        } else if (r.outcome() == RunOutcome.REJECTED_STALE) {
-            rejected.incrementAndGet();
-        }
-        metrics.run(r);
-        tell(t -> t.onRunFinished(r));
-        return r;
-    }
-
-    private Duration since(long t0) {
-        return Duration.ofNanos(nanoClock.getAsLong() - t0);
-    }
-
-    /**
-     * True, with {@link #failure} set and logged, when {@code e} is a failure that waiting cannot fix: then the task
-     * stops (phase FAILED, health down) instead of retrying for ever while looking healthy. Only the fence's own
-     * failures are judged; an error of the work's own SQL is the work's to handle. etcd's are not: what waiting cannot
-     * fix there, ElectionSession.open and ElectionAdmin.connect refuse before a task exists, and the admin's later
-     * failures do not say whether they would pass.
-     */
-    private boolean failedForGood(Throwable e) {
-        String why = permanentFailure(e);
-        if (why == null) {
-            return false;
-        }
-        failure = why;
-        log.error("task {}: stopping, because waiting cannot fix this: {}", resource, why);
-        return true;
-    }
-
-    static String permanentFailure(Throwable e) {
-        for (Throwable c = e; c != null; c = c.getCause()) {
-            if (c instanceof FenceUnavailableException f) {
-                return f.isTransient() ? null : f.getMessage();
-            }
-            if (c instanceof TableNotProtectedException || c instanceof UnknownResourceException) {
-                return c.getMessage();
-            }
-        }
-        return null;
-    }
-
-    private void handOver() {
-        setPhase(TaskPhase.STOPPING, lastTerm, "handing over");
-        try {
-            if (started && election.state() != LeadershipState.LATENT) {
-                election.resign().get(resignBound().toMillis(), TimeUnit.MILLISECONDS);
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } catch (Exception e) {
-            log.warn("task {}: resign did not complete: {}", resource, e.toString());
-        }
-        election.close();
-        closeAdmin();
-        metrics.close();
-        if (failure == null) {
-            setPhase(TaskPhase.STOPPED, lastTerm, "stopped");
-        } else {
-            setPhase(TaskPhase.FAILED, lastTerm, failure);
-        }
-    }
-
-    private Duration resignBound() {
-        return session.config().callTimeout().multipliedBy(2).plusSeconds(1);
-    }
-
-    private void closeAdmin() {
-        if (ownsAdmin && admin != null) {
-            try {
-                admin.close();
-            } catch (RuntimeException e) {
-                log.debug("closing the election admin failed", e);
-            }
-        }
-    }
-
-    private void setPhase(TaskPhase next, long term, String why) {
-        long previousTerm = lastTerm;
-        if (term > 0) {
-            lastTerm = term;
-        }
-        TaskPhase previous = phase;
-        // LEADING again at another term (a new term won while the task was busy) is a change listeners must hear
-        if (previous == next && !(next == TaskPhase.LEADING && term > 0 && term != previousTerm)) {
-            return;
-        }
-        phase = next;
-        log.info("task {}: {} -> {} (term {}): {}", resource, previous, next, term, why);
-        tell(t -> t.onPhaseChange(previous, next, term, why));
-    }
-
-    /** Calls every listener; one that throws is logged and does not keep the others from being called. */
-    private void tell(Consumer<TaskListener> call) {
-        for (TaskListener t : listeners) {
-            try {
-                call.accept(t);
-            } catch (RuntimeException e) {
-                log.warn("task {}: listener {} failed", resource, t, e);
-            }
-        }
-    }
-
-    private void signal() {
-        lock.lock();
-        try {
-            wake.signalAll();
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    private void await(long nanos) {
-        lock.lock();
-        try {
-            if (!stopping && nanos > 0) {
-                wake.awaitNanos(nanos);
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            stopping = true;
-        } finally {
-            lock.unlock();
-        }
+        status.removeListener(listener);
     }
 
     boolean leadingNow() {
         Leadership l = election.leadership().orElse(null);
-        return phase == TaskPhase.LEADING && l != null && l.isValidNow();
+        return status.phase() == TaskPhase.LEADING && l != null && l.isValidNow();
     }
 
     long termNow() {
-        return lastTerm;
-    }
-
-    private final class Context implements RunContext {
-        private final Leadership leadership;
-        private final long runNumber;
-
-        Context(Leadership leadership, long runNumber) {
-            this.leadership = leadership;
-            this.runNumber = runNumber;
-        }
-
-        @Override
-        public String resource() {
-            return resource;
-        }
-
-        @Override
-        public String candidateId() {
-            return election.candidateId();
-        }
-
-        @Override
-        public Leadership leadership() {
-            return leadership;
-        }
-
-        @Override
-        public long runNumber() {
-            return runNumber;
-        }
-
-        @Override
-        public boolean stopRequested() {
-            return stopping;
-        }
+        return status.lastTerm();
     }
 
     /** Builds a {@link LeaderTask}; see {@link LeaderTask#builder}. */
@@ -669,6 +249,7 @@ public final class LeaderTask implements AutoCloseable {
         private ElectionAdmin admin;
         private final List<TaskListener> listeners = new CopyOnWriteArrayList<>();
         private LongSupplier nanoClock = System::nanoTime;
+        private Clock wallClock = Clock.systemUTC();
 
         private Builder(ElectionSession session, FencedWriter writer, String resource, TaskWork<P> work) {
             this.session = Objects.requireNonNull(session, "session");
@@ -697,6 +278,12 @@ public final class LeaderTask implements AutoCloseable {
         /** The monotonic clock (tests). */
         Builder<P> nanoClock(LongSupplier nanoClock) {
             this.nanoClock = Objects.requireNonNull(nanoClock, "nanoClock");
+            return this;
+        }
+
+        /** The wall clock a function schedule is asked with (tests). */
+        Builder<P> wallClock(Clock wallClock) {
+            this.wallClock = Objects.requireNonNull(wallClock, "wallClock");
             return this;
         }
 

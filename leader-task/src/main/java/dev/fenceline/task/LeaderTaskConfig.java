@@ -26,6 +26,7 @@ public final class LeaderTaskConfig {
     private final Duration interval;
     private final Duration idleInterval;
     private final Duration failureBackoff;
+    private final TaskSchedule schedule;
     private final Duration handoverTimeout;
     private final Duration startRetryInterval;
     private final boolean warmUp;
@@ -38,6 +39,7 @@ public final class LeaderTaskConfig {
         this.interval = b.interval;
         this.idleInterval = b.idleInterval;
         this.failureBackoff = b.failureBackoff;
+        this.schedule = b.schedule;
         this.handoverTimeout = b.handoverTimeout;
         this.startRetryInterval = b.startRetryInterval;
         this.warmUp = b.warmUp;
@@ -67,19 +69,34 @@ public final class LeaderTaskConfig {
         return metadata;
     }
 
-    /** Pause after a run that did work before the next run (default 0: drain a backlog at once). */
+    /**
+     * Pause after a run that did work before the next run (default 0: drain a backlog at once); used by the default
+     * {@link TaskSchedule#fixedDelay()} only.
+     */
     public Duration interval() {
         return interval;
     }
 
-    /** Pause after a run that found nothing to do (default 1 s). */
+    /**
+     * Pause after a run that found nothing to do (default 1 s) under the default {@link TaskSchedule#fixedDelay()},
+     * and after a rejected run under either fixed delay (fixed rate and function schedules start afresh in the next
+     * term instead).
+     */
     public Duration idleInterval() {
         return idleInterval;
     }
 
-    /** Pause after a failed run or a run whose commit outcome is unknown (default 5 s). */
+    /**
+     * Pause after a failed run or a run whose commit outcome is unknown (default 5 s), under every schedule: the run
+     * is retried then.
+     */
     public Duration failureBackoff() {
         return failureBackoff;
+    }
+
+    /** When runs start while leading (default {@link TaskSchedule#fixedDelay()}: interval and idleInterval). */
+    public TaskSchedule schedule() {
+        return schedule;
     }
 
     /**
@@ -116,6 +133,7 @@ public final class LeaderTaskConfig {
         b.interval = interval;
         b.idleInterval = idleInterval;
         b.failureBackoff = failureBackoff;
+        b.schedule = schedule;
         b.handoverTimeout = handoverTimeout;
         b.startRetryInterval = startRetryInterval;
         b.warmUp = warmUp;
@@ -127,7 +145,8 @@ public final class LeaderTaskConfig {
     public String toString() {
         return "LeaderTaskConfig{election=" + electionName + ", candidateId=" + candidateId + ", interval="
                 + interval.toMillis() + "ms, idleInterval=" + idleInterval.toMillis() + "ms, failureBackoff="
-                + failureBackoff.toMillis() + "ms, handoverTimeout=" + handoverTimeout.toMillis() + "ms, warmUp="
+                + failureBackoff.toMillis() + "ms, schedule=" + schedule + ", handoverTimeout="
+                + handoverTimeout.toMillis() + "ms, warmUp="
                 + warmUp + "}";
     }
 
@@ -149,6 +168,7 @@ public final class LeaderTaskConfig {
         private Duration interval = Duration.ZERO;
         private Duration idleInterval = Duration.ofSeconds(1);
         private Duration failureBackoff = Duration.ofSeconds(5);
+        private TaskSchedule schedule = TaskSchedule.fixedDelay();
         private Duration handoverTimeout = Duration.ofSeconds(30);
         private Duration startRetryInterval = Duration.ofSeconds(1);
         private boolean warmUp = true;
@@ -202,6 +222,16 @@ public final class LeaderTaskConfig {
 
         public Builder failureBackoff(Duration failureBackoff) {
             this.failureBackoff = checkDuration("failureBackoff", failureBackoff);
+            return this;
+        }
+
+        /** @param schedule not null; see {@link TaskSchedule} for what it does to the pauses above */
+        public Builder schedule(TaskSchedule schedule) {
+            if (schedule == null) {
+                throw new IllegalArgumentException(
+                        "schedule must not be null (the default is TaskSchedule.fixedDelay())," + " was null");
+            }
+            this.schedule = schedule;
             return this;
         }
 

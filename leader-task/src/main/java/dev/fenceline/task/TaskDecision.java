@@ -9,7 +9,7 @@ import java.util.List;
 
 /**
  * The task's decisions as pure functions of what the election, PostgreSQL and the clock said (no I/O, no clock
- * reads, no threads; table-tested in TaskDecisionTest). The loop in {@link LeaderTask} reads, calls these, and
+ * reads, no threads; table-tested in TaskDecisionTest). The loop in {@link TaskLoop} reads, calls these, and
  * carries the result out.
  */
 final class TaskDecision {

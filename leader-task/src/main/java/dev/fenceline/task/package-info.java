@@ -12,7 +12,10 @@
  *       terms stay above the database.</li>
  *   <li>A run rejected as stale (audited once by the writer) makes the task resign; the election campaigns again.</li>
  *   <li>close() hands over: no new run, the current one finishes (bounded by handoverTimeout), then resign.</li>
- *   <li>Decisions are pure functions ({@code TaskDecision}), table-tested with an injected clock.</li>
+ *   <li>Runs start when the schedule ({@code TaskSchedule}, default a fixed delay) says they are due, one at a time;
+ *       starts a schedule missed are one run, never a burst.</li>
+ *   <li>Decisions are pure functions ({@code TaskDecision}, {@code TaskSchedule}), table-tested with an injected
+ *       clock.</li>
  * </ol>
  */
 package dev.fenceline.task;

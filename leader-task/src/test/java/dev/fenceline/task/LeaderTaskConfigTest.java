@@ -41,7 +41,17 @@ class LeaderTaskConfigTest {
                         "candidateId must be 1 to 200 non-blank characters, was 201 characters"),
                 Arguments.of(
                         (Consumer<LeaderTaskConfig.Builder>) b -> b.meterRegistry(null),
-                        "meterRegistry must not be null"));
+                        "meterRegistry must not be null"),
+                Arguments.of(
+                        (Consumer<LeaderTaskConfig.Builder>) b -> b.schedule(null),
+                        "schedule must not be null (the default is TaskSchedule.fixedDelay()), was null"),
+                Arguments.of(
+                        (Consumer<LeaderTaskConfig.Builder>) b -> b.schedule(TaskSchedule.fixedRate(Duration.ZERO)),
+                        "fixedRate must be between 1 ms and 366 days, was 0 ms"),
+                Arguments.of(
+                        (Consumer<LeaderTaskConfig.Builder>)
+                                b -> b.schedule(TaskSchedule.fixedDelay(Duration.ofDays(367))),
+                        "fixedDelay must be between 0 ms and 366 days, was 31708800000 ms"));
     }
 
     @ParameterizedTest(name = "{1}")
@@ -64,6 +74,8 @@ class LeaderTaskConfigTest {
         assertThat(c.failureBackoff()).isEqualTo(Duration.ofSeconds(5));
         assertThat(c.handoverTimeout()).isEqualTo(Duration.ofSeconds(30));
         assertThat(c.warmUp()).isTrue();
+        assertThat(c.schedule()).isSameAs(TaskSchedule.fixedDelay());
+        assertThat(c.toBuilder().build().schedule()).isSameAs(TaskSchedule.fixedDelay());
         assertThat(c.electionName()).isNull();
         assertThat(c.candidateId()).endsWith("-" + ProcessHandle.current().pid());
     }

@@ -7,6 +7,7 @@ import dev.fenceline.fencing.FencedWriter;
 import dev.fenceline.task.LeaderTask;
 import dev.fenceline.task.TaskListener;
 import dev.fenceline.task.TaskPhase;
+import dev.fenceline.task.TaskSchedule;
 import dev.fenceline.task.TaskWork;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -40,7 +41,8 @@ import org.springframework.util.ReflectionUtils;
  * <p>Invariants: tasks start only after every singleton exists (so after the fencing and the application's
  * migrations); they stop in the default lifecycle phase, before the auto-configured election and the session; a
  * task's candidate id is {@code fenceline.election.candidate-id}, so its rejections are audited under the same name as
- * the rest of the application's writes. Every task gets the application's {@link TaskListener} beans.
+ * the rest of the application's writes. Every task gets the application's {@link TaskListener} beans, and the schedule
+ * its annotation sets ({@link FencedTaskSchedule}).
  */
 public class FencedLeaderTasks implements BeanPostProcessor, SmartLifecycle, ApplicationContextAware {
     private static final Logger log = LoggerFactory.getLogger(FencedLeaderTasks.class);
@@ -110,6 +112,11 @@ public class FencedLeaderTasks implements BeanPostProcessor, SmartLifecycle, App
             running = true;
             return;
         }
+        // every schedule is read first: a bad one fails start-up before anything connects
+        List<TaskSchedule> schedules = new ArrayList<>();
+        for (Found f : found) {
+            schedules.add(FencedTaskSchedule.of(f.name, f.annotation, context.getEnvironment()));
+        }
         FencelineProperties properties = context.getBean(FencelineProperties.class);
         ElectionSession session = context.getBean(ElectionSession.class);
         FencedWriter writer = context.getBean(FencedWriter.class);
@@ -122,8 +129,9 @@ public class FencedLeaderTasks implements BeanPostProcessor, SmartLifecycle, App
                 .build());
         List<LeaderTask> built = new ArrayList<>();
         try {
-            for (Found f : found) {
-                LeaderTask task = build(f, properties, session, writer, meters, listeners);
+            for (int i = 0; i < found.size(); i++) {
+                Found f = found.get(i);
+                LeaderTask task = build(f, schedules.get(i), properties, session, writer, meters, listeners);
                 if (tasks.putIfAbsent(task.resource(), task) != null) {
                     task.close();
                     throw new IllegalStateException("fenced task " + f.name + " uses resource '" + task.resource()
@@ -144,6 +152,7 @@ public class FencedLeaderTasks implements BeanPostProcessor, SmartLifecycle, App
 
     private LeaderTask build(
             Found f,
+            TaskSchedule schedule,
             FencelineProperties properties,
             ElectionSession session,
             FencedWriter writer,
@@ -168,7 +177,9 @@ public class FencedLeaderTasks implements BeanPostProcessor, SmartLifecycle, App
         LeaderTask.Builder<?> b;
         try {
             b = LeaderTask.builder(session, writer, resource, f.work)
-                    .config(properties.leaderTaskConfig(election, meters))
+                    .config(properties.leaderTaskConfig(election, meters).toBuilder()
+                            .schedule(schedule)
+                            .build())
                     .admin(admin);
         } catch (InvalidFencelinePropertyException e) {
             throw e;

@@ -14,6 +14,8 @@ import dev.fenceline.spring.plain.PlainApplication;
 import dev.fenceline.spring.sample.FreezePoint;
 import dev.fenceline.spring.sample.LeadershipEvents;
 import dev.fenceline.spring.sample.SampleApplication;
+import dev.fenceline.spring.scheduled.RunStarts;
+import dev.fenceline.spring.scheduled.ScheduledApplication;
 import dev.fenceline.spring.work.WorkApplication;
 import dev.fenceline.task.LeaderTask;
 import dev.fenceline.task.RunOutcome;
@@ -25,7 +27,9 @@ import dev.fenceline.testkit.junit.PostgresExtension;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -300,6 +304,35 @@ class SampleApplicationIT {
                     .containsEntry("leader", true)
                     .containsEntry("term", term)
                     .containsEntry("valid", true);
+        }
+    }
+
+    @Test
+    void aTaskRunsOnTheFixedRateItsAnnotationReadsFromTheEnvironment() {
+        try (TestDatabase ticksDb = db.server().createDatabase("ScheduledApplication");
+                ConfigurableApplicationContext app = start(
+                        ScheduledApplication.class,
+                        ticksDb,
+                        "ticker-1",
+                        "ticks.rate=300ms",
+                        "spring.flyway.locations=classpath:db/ticks",
+                        "spring.flyway.table=ticks_schema_history")) {
+            LeaderTask task = app.getBean(FencedLeaderTasks.class).task("ticks").orElseThrow();
+            assertThat(task.config().schedule()).hasToString("fixedRate(PT0.3S)");
+            List<Long> starts = app.getBean(RunStarts.class).startsMs();
+            await().atMost(WAIT).until(() -> starts.size() >= 5);
+            app.close();
+
+            List<Long> gaps = new ArrayList<>();
+            for (int i = 1; i < starts.size(); i++) {
+                gaps.add(starts.get(i) - starts.get(i - 1));
+            }
+            // every run did one unit of work: the default schedule (interval 0) would have started the next at once
+            assertThat(gaps).allSatisfy(gap -> assertThat(gap).isGreaterThanOrEqualTo(290L));
+            assertThat(task.health().runsCommitted()).isEqualTo(starts.size());
+            assertThat(new JdbcTemplate(ticksDb.dataSource())
+                            .queryForObject("SELECT count(*) FROM tick WHERE fencing_term IS NOT NULL", Long.class))
+                    .isEqualTo(starts.size());
         }
     }
 }

@@ -13,8 +13,12 @@ import dev.fenceline.task.RunContext;
 import dev.fenceline.task.RunOutcome;
 import dev.fenceline.task.RunResult;
 import dev.fenceline.task.TaskListener;
+import dev.fenceline.task.TaskSchedule;
 import dev.fenceline.task.TaskWork;
 import java.time.Duration;
+import java.time.LocalTime;
+import java.time.ZoneId;
+import java.time.ZonedDateTime;
 import java.util.List;
 import javax.sql.DataSource;
 
@@ -76,5 +80,21 @@ final class LeaderTaskSnippets {
         Runtime.getRuntime().addShutdownHook(new Thread(task::close));  // SIGTERM: finish the run, resign
         // end::configure[]
         return task;
+    }
+
+    static LeaderTaskConfig scheduled() {
+        // tag::schedules[]
+        TaskSchedule everyMinute = TaskSchedule.fixedRate(Duration.ofMinutes(1));      // from each run's start
+        TaskSchedule nightly = TaskSchedule.of("02:00 Europe/Paris", (lastStart, lastEnd) -> {
+            ZonedDateTime after = lastStart.atZone(ZoneId.of("Europe/Paris"));
+            ZonedDateTime today = after.with(LocalTime.of(2, 0));
+            return (today.isAfter(after) ? today : today.plusDays(1)).toInstant(); // or a cron library's next()
+        });
+        LeaderTaskConfig config = LeaderTaskConfig.builder()
+                .schedule(nightly)                       // default: TaskSchedule.fixedDelay() (interval, idleInterval)
+                .failureBackoff(Duration.ofMinutes(1))   // a failed run is retried then, under every schedule
+                .build();
+        // end::schedules[]
+        return config;
     }
 }
