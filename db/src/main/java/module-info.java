@@ -8,6 +8,8 @@ module dev.fenceline.db {
     requires transitive org.jooq;
     requires transitive com.zaxxer.hikari;
     requires org.postgresql.jdbc;
+    // The nullness annotations: needed to compile against the API, not to run it.
+    requires static transitive org.jspecify;
 
     exports dev.fenceline.db;
     exports dev.fenceline.db.generated;

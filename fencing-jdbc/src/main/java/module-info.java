@@ -10,6 +10,8 @@ module dev.fenceline.fencing {
     requires com.fasterxml.jackson.core;
     requires org.postgresql.jdbc;
     requires org.slf4j;
+    // The nullness annotations: needed to compile against the API, not to run it.
+    requires static transitive org.jspecify;
 
     exports dev.fenceline.fencing;
 }

@@ -2,6 +2,7 @@ package dev.fenceline.db;
 
 import java.time.Duration;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Validated settings for a pooled PostgreSQL {@link javax.sql.DataSource} whose connections are fit for fenced
@@ -23,7 +24,7 @@ public final class DatabaseConfig {
 
     private final String jdbcUrl;
     private final String username;
-    private final String password;
+    private final @Nullable String password;
     private final int maximumPoolSize;
     private final int minimumIdle;
     private final Duration connectionTimeout;
@@ -33,21 +34,32 @@ public final class DatabaseConfig {
     private final String applicationName;
     private final String poolName;
 
-    private DatabaseConfig(Builder b) {
-        this.jdbcUrl = b.jdbcUrl;
-        this.username = b.username;
+    /** Only from {@link Builder#build()}, with the values it has checked (the builder's may still be null). */
+    private DatabaseConfig(
+            Builder b,
+            String jdbcUrl,
+            String username,
+            Duration connectionTimeout,
+            Duration lockTimeout,
+            Duration idleInTransactionSessionTimeout,
+            Duration statementTimeout,
+            String applicationName,
+            String poolName) {
+        this.jdbcUrl = jdbcUrl;
+        this.username = username;
         this.password = b.password;
         this.maximumPoolSize = b.maximumPoolSize;
         this.minimumIdle = b.minimumIdle == null ? b.maximumPoolSize : b.minimumIdle;
-        this.connectionTimeout = b.connectionTimeout;
-        this.lockTimeout = b.lockTimeout;
-        this.idleInTransactionSessionTimeout = b.idleInTransactionSessionTimeout;
-        this.statementTimeout = b.statementTimeout;
-        this.applicationName = b.applicationName;
-        this.poolName = b.poolName;
+        this.connectionTimeout = connectionTimeout;
+        this.lockTimeout = lockTimeout;
+        this.idleInTransactionSessionTimeout = idleInTransactionSessionTimeout;
+        this.statementTimeout = statementTimeout;
+        this.applicationName = applicationName;
+        this.poolName = poolName;
     }
 
-    public static Builder builder(String jdbcUrl) {
+    /** {@code jdbcUrl} may be null here (to be set later); {@link Builder#build()} rejects a missing one. */
+    public static Builder builder(@Nullable String jdbcUrl) {
         return new Builder(jdbcUrl);
     }
 
@@ -60,7 +72,7 @@ public final class DatabaseConfig {
     }
 
     /** May be null (trust / .pgpass / other auth). */
-    public String password() {
+    public @Nullable String password() {
         return password;
     }
 
@@ -105,35 +117,39 @@ public final class DatabaseConfig {
                 + "ms, applicationName=" + applicationName + ", poolName=" + poolName + "}";
     }
 
-    /** Mutable builder; not thread-safe. */
+    /**
+     * Mutable builder; not thread-safe. Its setters take null (a configuration source may not have the value);
+     * {@link #build()} rejects a null where a value is required, naming the property, and only a password may stay
+     * null.
+     */
     public static final class Builder {
-        private String jdbcUrl;
-        private String username = "postgres";
-        private String password;
+        private @Nullable String jdbcUrl;
+        private @Nullable String username = "postgres";
+        private @Nullable String password;
         private int maximumPoolSize = 10;
-        private Integer minimumIdle;
-        private Duration connectionTimeout = Duration.ofSeconds(5);
-        private Duration lockTimeout = Duration.ofSeconds(2);
-        private Duration idleInTransactionSessionTimeout = Duration.ofSeconds(30);
-        private Duration statementTimeout = Duration.ZERO;
-        private String applicationName = "fenceline";
-        private String poolName = "fenceline";
+        private @Nullable Integer minimumIdle;
+        private @Nullable Duration connectionTimeout = Duration.ofSeconds(5);
+        private @Nullable Duration lockTimeout = Duration.ofSeconds(2);
+        private @Nullable Duration idleInTransactionSessionTimeout = Duration.ofSeconds(30);
+        private @Nullable Duration statementTimeout = Duration.ZERO;
+        private @Nullable String applicationName = "fenceline";
+        private @Nullable String poolName = "fenceline";
 
-        private Builder(String jdbcUrl) {
+        private Builder(@Nullable String jdbcUrl) {
             this.jdbcUrl = jdbcUrl;
         }
 
-        public Builder jdbcUrl(String value) {
+        public Builder jdbcUrl(@Nullable String value) {
             this.jdbcUrl = value;
             return this;
         }
 
-        public Builder username(String value) {
+        public Builder username(@Nullable String value) {
             this.username = value;
             return this;
         }
 
-        public Builder password(String value) {
+        public Builder password(@Nullable String value) {
             this.password = value;
             return this;
         }
@@ -149,33 +165,33 @@ public final class DatabaseConfig {
             return this;
         }
 
-        public Builder connectionTimeout(Duration value) {
+        public Builder connectionTimeout(@Nullable Duration value) {
             this.connectionTimeout = value;
             return this;
         }
 
-        public Builder lockTimeout(Duration value) {
+        public Builder lockTimeout(@Nullable Duration value) {
             this.lockTimeout = value;
             return this;
         }
 
-        public Builder idleInTransactionSessionTimeout(Duration value) {
+        public Builder idleInTransactionSessionTimeout(@Nullable Duration value) {
             this.idleInTransactionSessionTimeout = value;
             return this;
         }
 
         /** 0 disables it (the default). */
-        public Builder statementTimeout(Duration value) {
+        public Builder statementTimeout(@Nullable Duration value) {
             this.statementTimeout = value;
             return this;
         }
 
-        public Builder applicationName(String value) {
+        public Builder applicationName(@Nullable String value) {
             this.applicationName = value;
             return this;
         }
 
-        public Builder poolName(String value) {
+        public Builder poolName(@Nullable String value) {
             this.poolName = value;
             return this;
         }
@@ -197,17 +213,19 @@ public final class DatabaseConfig {
                             + maximumPoolSize + "), was " + minimumIdle);
                 }
             }
-            between("connectionTimeout", connectionTimeout, Duration.ofMillis(250), Duration.ofMinutes(5));
-            between("lockTimeout", lockTimeout, Duration.ofMillis(1), MAX_TIMEOUT);
-            between(
+            Duration connect =
+                    between("connectionTimeout", connectionTimeout, Duration.ofMillis(250), Duration.ofMinutes(5));
+            Duration lock = between("lockTimeout", lockTimeout, Duration.ofMillis(1), MAX_TIMEOUT);
+            Duration idleInTransaction = between(
                     "idleInTransactionSessionTimeout",
                     idleInTransactionSessionTimeout,
                     Duration.ofMillis(100),
                     MAX_TIMEOUT);
-            between("statementTimeout", statementTimeout, Duration.ZERO, MAX_TIMEOUT);
-            printable("applicationName", applicationName, 63);
-            printable("poolName", poolName, 100);
-            return new DatabaseConfig(this);
+            Duration statement = between("statementTimeout", statementTimeout, Duration.ZERO, MAX_TIMEOUT);
+            String application = printable("applicationName", applicationName, 63);
+            String pool = printable("poolName", poolName, 100);
+            return new DatabaseConfig(
+                    this, jdbcUrl, username, connect, lock, idleInTransaction, statement, application, pool);
         }
 
         private static void atLeast(String property, int value, int min) {
@@ -222,7 +240,8 @@ public final class DatabaseConfig {
             }
         }
 
-        private static void between(String property, Duration value, Duration min, Duration max) {
+        /** @return {@code value}, checked */
+        private static Duration between(String property, @Nullable Duration value, Duration min, Duration max) {
             Objects.requireNonNull(value, property);
             if (value.compareTo(min) < 0) {
                 throw new IllegalArgumentException(
@@ -232,9 +251,11 @@ public final class DatabaseConfig {
                 throw new IllegalArgumentException(
                         property + " cannot be greater than " + max.toMillis() + "ms, was " + value.toMillis() + "ms");
             }
+            return value;
         }
 
-        private static void printable(String property, String value, int maxLength) {
+        /** @return {@code value}, checked */
+        private static String printable(String property, @Nullable String value, int maxLength) {
             if (value == null || value.isBlank()) {
                 throw new IllegalArgumentException(property + " must not be blank, was '" + value + "'");
             }
@@ -248,6 +269,7 @@ public final class DatabaseConfig {
                     throw new IllegalArgumentException(property + " must be printable ASCII, was '" + value + "'");
                 }
             }
+            return value;
         }
     }
 }

@@ -10,4 +10,7 @@
  * in its startup packet, so a fenced connection can neither wait forever for a lock nor hold a transaction open
  * forever when its client is paused.
  */
+@NullMarked
 package dev.fenceline.db;
+
+import org.jspecify.annotations.NullMarked;

@@ -1,5 +1,7 @@
 package dev.fenceline.fencing;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The connection was lost while COMMIT was in flight, so the transaction may or may not have committed (if it did,
  * it committed before any higher term's transaction: the fence guarantees the order, not the outcome). Reconcile by
@@ -8,10 +10,11 @@ package dev.fenceline.fencing;
 public final class CommitOutcomeUnknownException extends FencingException {
     private static final long serialVersionUID = 1L;
     private final FencingToken token;
-    private final Boolean deposed;
-    private final Long highestAccepted;
+    private final @Nullable Boolean deposed;
+    private final @Nullable Long highestAccepted;
 
-    public CommitOutcomeUnknownException(FencingToken token, Boolean deposed, Long highestAccepted, Throwable cause) {
+    public CommitOutcomeUnknownException(
+            FencingToken token, @Nullable Boolean deposed, @Nullable Long highestAccepted, Throwable cause) {
         super(
                 "commit outcome unknown for " + token + ": connection lost during COMMIT"
                         + (deposed == null
@@ -30,12 +33,12 @@ public final class CommitOutcomeUnknownException extends FencingException {
     }
 
     /** True/false after a successful re-check; null when the re-check itself failed. */
-    public Boolean deposed() {
+    public @Nullable Boolean deposed() {
         return deposed;
     }
 
     /** The mark seen by the re-check, or null. */
-    public Long highestAccepted() {
+    public @Nullable Long highestAccepted() {
         return highestAccepted;
     }
 }

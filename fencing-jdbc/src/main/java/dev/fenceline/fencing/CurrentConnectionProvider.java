@@ -3,6 +3,7 @@ package dev.fenceline.fencing;
 import java.sql.Connection;
 import org.jooq.ConnectionProvider;
 import org.jooq.exception.DataAccessException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Hands jOOQ the connection of the fenced transaction running on the current thread. Lets one {@code DSLContext}
@@ -13,13 +14,14 @@ final class CurrentConnectionProvider implements ConnectionProvider {
     private final ThreadLocal<Connection> current = new ThreadLocal<>();
 
     /** Binds {@code c} to this thread; returns the previous binding (nested transactions) for {@link #restore}. */
+    @Nullable
     Connection bind(Connection c) {
         Connection previous = current.get();
         current.set(c);
         return previous;
     }
 
-    void restore(Connection previous) {
+    void restore(@Nullable Connection previous) {
         if (previous == null) {
             current.remove();
         } else {
@@ -28,6 +30,7 @@ final class CurrentConnectionProvider implements ConnectionProvider {
     }
 
     /** The connection bound to this thread (null: none). */
+    @Nullable
     Connection current() {
         return current.get();
     }

@@ -1,5 +1,7 @@
 package dev.fenceline.fencing;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The fence could not be established or checked: an advance of the mark could not take the fence lock from the
  * transactions of older terms within {@code advance_timeout} (SQLSTATE FL005; e.g. a prepared transaction holds it),
@@ -8,16 +10,19 @@ package dev.fenceline.fencing;
  */
 public final class FenceUnavailableException extends FencingException {
     private static final long serialVersionUID = 1L;
-    private final String fix;
+    private final @Nullable String fix;
 
-    public FenceUnavailableException(String message, Throwable cause) {
+    public FenceUnavailableException(@Nullable String message, Throwable cause) {
         super(withFix(message, SqlStates.fixFor(cause)), cause);
         this.fix = SqlStates.fixFor(cause);
     }
 
     /** The fix on the same line as the failure: PostgreSQL's message may carry more lines (a position, a hint). */
-    private static String withFix(String message, String fix) {
-        return fix == null ? message : message.replaceAll("\\s*\\R\\s*", "; ") + " (not transient: " + fix + ")";
+    private static @Nullable String withFix(@Nullable String message, @Nullable String fix) {
+        if (fix == null) {
+            return message;
+        }
+        return (message == null ? "" : message.replaceAll("\\s*\\R\\s*", "; ") + " ") + "(not transient: " + fix + ")";
     }
 
     /**
@@ -30,7 +35,7 @@ public final class FenceUnavailableException extends FencingException {
     }
 
     /** What fixes a failure that is not transient; null when it is. */
-    public String fix() {
+    public @Nullable String fix() {
         return fix;
     }
 }

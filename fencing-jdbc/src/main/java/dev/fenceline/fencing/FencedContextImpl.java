@@ -24,6 +24,7 @@ import org.jooq.Table;
 import org.jooq.UpdateSetMoreStep;
 import org.jooq.impl.DSL;
 import org.jooq.impl.SQLDataType;
+import org.jspecify.annotations.Nullable;
 
 /** One per fenced transaction; {@link #end()} once the work has returned or thrown. */
 final class FencedContextImpl implements FencedContext {
@@ -49,7 +50,7 @@ final class FencedContextImpl implements FencedContext {
     /** Written and read by the owner thread only (other threads are refused before they read it). */
     private boolean ended;
 
-    private Connection view;
+    private @Nullable Connection view;
 
     FencedContextImpl(DSLContext dsl, FencingToken token, Connection fenced) {
         this.dsl = dsl;
@@ -143,11 +144,11 @@ final class FencedContextImpl implements FencedContext {
         }
 
         @Override
-        public Object invoke(Object proxy, Method method, Object[] args) throws Throwable {
+        public @Nullable Object invoke(Object proxy, Method method, Object @Nullable [] args) throws Throwable {
             String name = method.getName();
             if (method.getDeclaringClass() == Object.class) {
                 return switch (name) {
-                    case "equals" -> proxy == args[0];
+                    case "equals" -> args != null && proxy == args[0]; // equals(Object): always one argument
                     case "hashCode" -> System.identityHashCode(proxy);
                     default ->
                         connection
@@ -234,7 +235,7 @@ final class FencedContextImpl implements FencedContext {
     }
 
     /** What a call returns to the work: its connection is the view; objects that lead back to it are wrapped. */
-    private Object handedOut(Class<?> declared, Object result) {
+    private @Nullable Object handedOut(Class<?> declared, @Nullable Object result) {
         if (result == null) {
             return null;
         }
@@ -263,7 +264,7 @@ final class FencedContextImpl implements FencedContext {
     }
 
     /** Arguments handed back to the driver (e.g. a Savepoint, an Array) are the driver's own objects again. */
-    private static Object[] bare(Object[] args) {
+    private static Object @Nullable [] bare(Object @Nullable [] args) {
         if (args == null) {
             return null;
         }

@@ -1,6 +1,7 @@
 package dev.fenceline.fencing;
 
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Runs business transactions under a {@link FencingToken}; PostgreSQL accepts or rejects them as a whole.
@@ -41,7 +42,7 @@ public final class FencedWriter {
     }
 
     /** Runs {@code work} in one fenced transaction and returns its result once committed. */
-    public <T> T transaction(FencingToken token, FencedWork<T> work) {
+    public <T extends @Nullable Object> T transaction(FencingToken token, FencedWork<T> work) {
         return engine.transaction(token, null, work);
     }
 
@@ -50,7 +51,8 @@ public final class FencedWriter {
      * protected for the token's resource, its payload within {@link FencedWriterConfig#maxPayloadBytes()}) and is
      * what the audit row records if the transaction is rejected.
      */
-    public <T> T transaction(FencingToken token, WriteDescription description, FencedWork<T> work) {
+    public <T extends @Nullable Object> T transaction(
+            FencingToken token, WriteDescription description, FencedWork<T> work) {
         if (description == null) {
             throw new NullPointerException("description");
         }
@@ -70,7 +72,11 @@ public final class FencedWriter {
         transaction(token, description, FencedWriter.asWork(action));
     }
 
-    private static FencedWork<Void> asWork(FencedAction action) {
+    // Safe: the work's result is Void, whose only value is null, and run() discards it. Declared FencedWork<@Nullable
+    // Void>, but NullAway outside its JSpecify mode (not used here: it wants a newer javac than Java 17's) does not
+    // read a type argument's annotation, so it takes the lambda's "return null" for a null where none may be.
+    @SuppressWarnings("NullAway")
+    private static FencedWork<@Nullable Void> asWork(FencedAction action) {
         if (action == null) {
             throw new NullPointerException("action");
         }

@@ -2,6 +2,7 @@ package dev.fenceline.fencing;
 
 import java.util.Objects;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The right to write a resource under a term: what a leader presents to PostgreSQL with every fenced transaction.
@@ -15,9 +16,9 @@ public final class FencingToken {
 
     private final String resource;
     private final long term;
-    private final String leaderId;
+    private final @Nullable String leaderId;
 
-    private FencingToken(String resource, long term, String leaderId) {
+    private FencingToken(String resource, long term, @Nullable String leaderId) {
         this.resource = resource;
         this.term = term;
         this.leaderId = leaderId;
@@ -29,7 +30,7 @@ public final class FencingToken {
      * @param leaderId who holds the term, for the audit; may be null, at most 200 characters
      * @throws IllegalArgumentException on any invalid argument, naming it and the value
      */
-    public static FencingToken of(String resource, long term, String leaderId) {
+    public static FencingToken of(String resource, long term, @Nullable String leaderId) {
         checkResource(resource);
         if (term <= 0) {
             throw new IllegalArgumentException("term must be positive, was " + term);
@@ -47,7 +48,7 @@ public final class FencingToken {
     }
 
     /** A boxed term (from configuration, JSON, ...): null is rejected like any other invalid term. */
-    public static FencingToken of(String resource, Long term, String leaderId) {
+    public static FencingToken of(String resource, @Nullable Long term, @Nullable String leaderId) {
         if (term == null) {
             throw new IllegalArgumentException("term must be positive, was null");
         }
@@ -74,12 +75,12 @@ public final class FencingToken {
     }
 
     /** May be null. */
-    public String leaderId() {
+    public @Nullable String leaderId() {
         return leaderId;
     }
 
     @Override
-    public boolean equals(Object o) {
+    public boolean equals(@Nullable Object o) {
         return o instanceof FencingToken t
                 && t.term == term
                 && t.resource.equals(resource)

@@ -1,5 +1,7 @@
 package dev.fenceline.fencing;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The fencing trigger rejected a write because the transaction carried no term for the table's resource (SQLSTATE
  * FL002): e.g. the work wrote a table protected for another resource than the token's, or wrote after ending the
@@ -8,21 +10,23 @@ package dev.fenceline.fencing;
  */
 public final class NotFencedException extends FencingException {
     private static final long serialVersionUID = 1L;
-    private final String resource;
-    private final String table;
+    private final @Nullable String resource;
+    private final @Nullable String table;
 
-    public NotFencedException(String resource, String table, String message, Throwable cause) {
+    public NotFencedException(
+            @Nullable String resource, @Nullable String table, @Nullable String message, Throwable cause) {
         super(message, cause);
         this.resource = resource;
         this.table = table;
     }
 
-    /** The resource of the protected table that was written. */
-    public String resource() {
+    /** The resource of the protected table that was written; null when PostgreSQL did not say. */
+    public @Nullable String resource() {
         return resource;
     }
 
-    public String table() {
+    /** The protected table that was written; null when PostgreSQL did not say. */
+    public @Nullable String table() {
         return table;
     }
 }

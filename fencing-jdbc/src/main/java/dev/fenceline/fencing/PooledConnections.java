@@ -9,6 +9,7 @@ import org.jooq.DSLContext;
 import org.jooq.SQLDialect;
 import org.jooq.conf.Settings;
 import org.jooq.impl.DSL;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -30,6 +31,7 @@ final class PooledConnections {
     /** How many pooled connections a step tries before it gives up on finding a live one. */
     static final int ENTER_ATTEMPTS = 16;
 
+    /** A step on one connection. Its result is never null: a step with nothing to return says so some other way. */
     @FunctionalInterface
     interface SqlFunction<T> {
         T apply(Connection c) throws SQLException;
@@ -45,7 +47,7 @@ final class PooledConnections {
     }
 
     <T> T withFreshConnection(String what, int attempts, SqlFunction<T> f) throws SQLException {
-        SQLException last = null;
+        @Nullable SQLException last = null;
         for (int i = 0; i < attempts; i++) {
             Connection c;
             try {
@@ -73,7 +75,9 @@ final class PooledConnections {
                 closeQuietly(c);
             }
         }
-        throw last;
+        // Callers pass at least one attempt (ENTER_ATTEMPTS, or connectionRecheckAttempts: 1 to 10), and a pass
+        // that neither returned nor threw set last.
+        throw Objects.requireNonNull(last, "attempts must be at least 1");
     }
 
     Connection borrow(FencingToken token) {

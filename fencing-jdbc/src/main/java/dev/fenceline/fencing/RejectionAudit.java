@@ -7,6 +7,7 @@ import java.util.Objects;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.jooq.JSONB;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -40,7 +41,8 @@ final class RejectionAudit {
         }
     }
 
-    RuntimeException translate(Throwable t, boolean committing, FencingToken token, WriteDescription d, Connection c) {
+    RuntimeException translate(
+            Throwable t, boolean committing, FencingToken token, @Nullable WriteDescription d, Connection c) {
         if (t instanceof Error e) {
             throw e;
         }
@@ -52,7 +54,8 @@ final class RejectionAudit {
         }
         SQLException sql = SqlStates.findSqlException(t);
         String sqlState = sql == null ? null : sql.getSQLState();
-        if (SqlStates.STALE_TERM.equals(sqlState)) {
+        // sqlState is sql's: where it matches a code below, sql is not null (the checks say so for NullAway).
+        if (sql != null && SqlStates.STALE_TERM.equals(sqlState)) {
             // The guard decided (a mark that rose after the first statement read it, the term held by another
             // leader id, or the work set another fencing.term): it audited via dblink if it could.
             return staleFromServer(sql, t, token, d);
@@ -67,14 +70,14 @@ final class RejectionAudit {
                             + " outside the fence's all-or-nothing; the writer owns the transaction",
                     t);
         }
-        if (SqlStates.NO_TERM.equals(sqlState)) {
+        if (sql != null && SqlStates.NO_TERM.equals(sqlState)) {
             // a write with no term for its table: a table of another resource, or the work ended the writer's
             // transaction and wrote in the next one (the writer's settings end with its transaction)
             Matcher m = detail(sql);
             return new NotFencedException(
                     m != null ? m.group(1) : null, m != null ? m.group(5) : null, sql.getMessage(), t);
         }
-        if (SqlStates.isFenceCode(sqlState)) {
+        if (sql != null && SqlStates.isFenceCode(sqlState)) {
             return translateEnterFailure(token, sql);
         }
         if (sql != null && SqlStates.isConnectionFailure(sql)) {
@@ -101,7 +104,7 @@ final class RejectionAudit {
      * audited the rejection itself (via dblink). If it could not, the writer audits on a fresh connection.
      */
     private StaleTermException staleFromServer(
-            SQLException sql, Throwable cause, FencingToken token, WriteDescription d) {
+            SQLException sql, Throwable cause, FencingToken token, @Nullable WriteDescription d) {
         Matcher m = detail(sql);
         long offered = m != null && !m.group(2).isEmpty() ? Long.parseLong(m.group(2)) : token.term();
         long mark = m != null && !m.group(3).isEmpty() ? Long.parseLong(m.group(3)) : -1;
@@ -118,7 +121,7 @@ final class RejectionAudit {
         return translateEnterFailure(token, e, null);
     }
 
-    RuntimeException translateEnterFailure(FencingToken token, SQLException e, WriteDescription d) {
+    RuntimeException translateEnterFailure(FencingToken token, SQLException e, @Nullable WriteDescription d) {
         if (SqlStates.STALE_TERM.equals(e.getSQLState())) {
             // Entering refused the term outright: another leader already holds this very term. Nothing was written.
             return staleFromServer(e, e, token, d);
@@ -133,7 +136,7 @@ final class RejectionAudit {
      * an advance, which terminates the transactions of older terms holding the fence lock, may be what cut the
      * connection). Reads only: nothing is entered or left on a server session.
      */
-    private Recheck recheck(FencingToken token) {
+    private @Nullable Recheck recheck(FencingToken token) {
         try {
             return connections.withFreshConnection(
                     "re-check the fence of " + token, config.connectionRecheckAttempts(), c -> {
@@ -147,7 +150,7 @@ final class RejectionAudit {
         }
     }
 
-    private boolean auditOnFreshConnection(FencingToken token, long mark, WriteDescription d) {
+    private boolean auditOnFreshConnection(FencingToken token, long mark, @Nullable WriteDescription d) {
         try {
             return connections.withFreshConnection("record a rejection", c -> {
                 recordRejection(c, token, mark, d);
@@ -160,7 +163,7 @@ final class RejectionAudit {
         }
     }
 
-    private static void recordRejection(Connection c, FencingToken token, long mark, WriteDescription d) {
+    private static void recordRejection(Connection c, FencingToken token, long mark, @Nullable WriteDescription d) {
         Routines.recordRejection(
                 PooledConnections.dsl(c).configuration(),
                 token.resource(),
@@ -178,7 +181,7 @@ final class RejectionAudit {
     }
 
     /** Audits on {@code c} (autocommit). If {@code c} dies before confirming, the row may or may not exist. */
-    boolean audit(Connection c, FencingToken token, long mark, WriteDescription d) {
+    boolean audit(Connection c, FencingToken token, long mark, @Nullable WriteDescription d) {
         try {
             recordRejection(c, token, mark, d);
             return true;
@@ -189,7 +192,7 @@ final class RejectionAudit {
         }
     }
 
-    private static Matcher detail(SQLException e) {
+    private static @Nullable Matcher detail(SQLException e) {
         if (e instanceof org.postgresql.util.PSQLException p
                 && p.getServerErrorMessage() != null
                 && p.getServerErrorMessage().getDetail() != null) {

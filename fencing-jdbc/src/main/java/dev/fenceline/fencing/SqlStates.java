@@ -3,6 +3,7 @@ package dev.fenceline.fencing;
 import java.sql.SQLException;
 import java.util.Map;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The one table of the SQLSTATEs the writer acts on: what each fence code (class FL, raised by the fencing functions:
@@ -62,12 +63,12 @@ final class SqlStates {
         return SPOILED_BY_SESSION.contains(e.getSQLState());
     }
 
-    static boolean isFenceCode(String sqlState) {
+    static boolean isFenceCode(@Nullable String sqlState) {
         return sqlState != null && sqlState.startsWith("FL");
     }
 
     /** What fixes the first SQLSTATE in {@code t}'s cause chain when waiting cannot fix it; null otherwise. */
-    static String fixFor(Throwable t) {
+    static @Nullable String fixFor(@Nullable Throwable t) {
         for (Throwable c = t; c != null; c = c.getCause()) {
             if (c instanceof SQLException e && e.getSQLState() != null) {
                 return FIXES.get(e.getSQLState());
@@ -91,7 +92,7 @@ final class SqlStates {
     }
 
     /** The first {@link SQLException} in {@code t}'s cause chain, or null. */
-    static SQLException findSqlException(Throwable t) {
+    static @Nullable SQLException findSqlException(Throwable t) {
         for (Throwable x = t; x != null; x = x.getCause()) {
             if (x instanceof SQLException s) {
                 return s;

@@ -1,5 +1,7 @@
 package dev.fenceline.fencing;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * PostgreSQL rejected the transaction because a higher term was accepted for the resource: the caller is no longer
  * the leader. Nothing of the transaction persisted, and one row was committed to {@code fencing.rejected_write}
@@ -11,11 +13,16 @@ public final class StaleTermException extends FencingException {
     private final String resource;
     private final long offeredTerm;
     private final long highestAccepted;
-    private final String table;
+    private final @Nullable String table;
     private final boolean audited;
 
     public StaleTermException(
-            String resource, long offeredTerm, long highestAccepted, String table, boolean audited, Throwable cause) {
+            String resource,
+            long offeredTerm,
+            long highestAccepted,
+            @Nullable String table,
+            boolean audited,
+            @Nullable Throwable cause) {
         super(
                 "stale term " + offeredTerm + " for resource " + resource + " rejected"
                         + (table == null ? "" : " on " + table) + ": highest accepted term is " + highestAccepted
@@ -41,7 +48,7 @@ public final class StaleTermException extends FencingException {
     }
 
     /** The table named by the {@link WriteDescription} or the trigger, or null. */
-    public String table() {
+    public @Nullable String table() {
         return table;
     }
 

@@ -1,12 +1,14 @@
 package dev.fenceline.fencing;
 
+import org.jspecify.annotations.Nullable;
+
 /** A {@link WriteDescription} names a table that is not protected for the token's resource. Nothing written. */
 public final class TableNotProtectedException extends FencingException {
     private static final long serialVersionUID = 1L;
     private final String table;
     private final String resource;
 
-    public TableNotProtectedException(String table, String resource, String protectedFor) {
+    public TableNotProtectedException(String table, String resource, @Nullable String protectedFor) {
         super(
                 protectedFor == null
                         ? "table " + table + " is not protected (fencing.protect_table('" + table + "', '" + resource

@@ -1,5 +1,7 @@
 package dev.fenceline.fencing;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * PostgreSQL refused a term further above the highest accepted one than {@code fencing.settings max_term_jump}
  * (SQLSTATE FL009): nothing was written and the mark did not move; the rejection is audited (reason
@@ -12,7 +14,7 @@ public final class TermJumpException extends FencingException {
     private final String resource;
     private final long offeredTerm;
 
-    public TermJumpException(String resource, long offeredTerm, String message, Throwable cause) {
+    public TermJumpException(String resource, long offeredTerm, @Nullable String message, Throwable cause) {
         super(message, cause);
         this.resource = resource;
         this.offeredTerm = offeredTerm;

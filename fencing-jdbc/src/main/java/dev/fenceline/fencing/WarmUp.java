@@ -11,6 +11,7 @@ import org.jooq.Record;
 import org.jooq.Table;
 import org.jooq.impl.DSL;
 import org.jooq.impl.SQLDataType;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The first fenced commit's one-time costs, paid inside a transaction the caller rolls back, after the writer's own
@@ -71,7 +72,12 @@ final class WarmUp {
      * @param mark the resource's mark as the writer's first statement of this transaction read it; null when the
      *             resource is not registered (then only the writer's own statements are warmed)
      */
-    static void run(Connection c, DSLContext workDsl, CurrentConnectionProvider current, FencingToken token, Long mark)
+    static void run(
+            Connection c,
+            DSLContext workDsl,
+            CurrentConnectionProvider current,
+            FencingToken token,
+            @Nullable Long mark)
             throws SQLException {
         if (mark != null) {
             // The entering's path (what the guard runs at a transaction's first write): entered at the CURRENT mark

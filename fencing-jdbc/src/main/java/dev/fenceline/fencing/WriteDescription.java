@@ -7,6 +7,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What a fenced transaction is about to write, recorded in {@code fencing.rejected_write} if it is rejected.
@@ -24,11 +25,12 @@ public final class WriteDescription {
 
     private final String table;
     private final String operation;
-    private final String businessKey;
-    private final String payloadJson;
+    private final @Nullable String businessKey;
+    private final @Nullable String payloadJson;
     private final int payloadBytes;
 
-    private WriteDescription(String table, String operation, String businessKey, String payloadJson, int bytes) {
+    private WriteDescription(
+            String table, String operation, @Nullable String businessKey, @Nullable String payloadJson, int bytes) {
         this.table = table;
         this.operation = operation;
         this.businessKey = businessKey;
@@ -43,7 +45,8 @@ public final class WriteDescription {
      * @param payloadJson JSON document describing the write, may be null
      * @throws IllegalArgumentException naming the invalid argument
      */
-    public static WriteDescription of(String table, String operation, String businessKey, String payloadJson) {
+    public static WriteDescription of(
+            String table, String operation, @Nullable String businessKey, @Nullable String payloadJson) {
         if (table == null || !TABLE.matcher(table).matches()) {
             throw new IllegalArgumentException("table must be 'name' or 'schema.name' of unquoted identifiers, was "
                     + (table == null ? "null" : "'" + FencingToken.abbreviate(table) + "'"));
@@ -96,12 +99,12 @@ public final class WriteDescription {
     }
 
     /** May be null. */
-    public String businessKey() {
+    public @Nullable String businessKey() {
         return businessKey;
     }
 
     /** May be null. */
-    public String payloadJson() {
+    public @Nullable String payloadJson() {
         return payloadJson;
     }
 
@@ -111,7 +114,7 @@ public final class WriteDescription {
     }
 
     @Override
-    public boolean equals(Object o) {
+    public boolean equals(@Nullable Object o) {
         return o instanceof WriteDescription d
                 && d.table.equals(table)
                 && d.operation.equals(operation)

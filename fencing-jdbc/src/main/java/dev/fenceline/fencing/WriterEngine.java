@@ -8,12 +8,14 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import javax.sql.DataSource;
 import org.jooq.DSLContext;
 import org.jooq.SQLDialect;
 import org.jooq.conf.Settings;
 import org.jooq.impl.DSL;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -62,7 +64,8 @@ final class WriterEngine {
         return config;
     }
 
-    <T> T transaction(FencingToken token, WriteDescription description, FencedWork<T> work) {
+    <T extends @Nullable Object> T transaction(
+            FencingToken token, @Nullable WriteDescription description, FencedWork<T> work) {
         Objects.requireNonNull(token, "token");
         Objects.requireNonNull(work, "work");
         if (description != null && description.payloadBytes() > config.maxPayloadBytes()) {
@@ -181,7 +184,7 @@ final class WriterEngine {
                     PooledConnections.rollbackQuietly(c);
                     PooledConnections.resetAutoCommit(c);
                 }
-                return null;
+                return true; // warmed: nothing else to report, and a step's result is never null
             });
         } catch (SQLException e) {
             throw new FenceUnavailableException(
@@ -203,17 +206,15 @@ final class WriterEngine {
 
     long highestAccepted(String resource) {
         FencingToken.of(resource, 1);
-        Long mark;
+        // Empty: the resource is not registered (readMark's null; a step's result itself is never null).
+        Optional<Long> mark;
         try {
             mark = connections.withFreshConnection(
-                    "read the mark of " + resource, c -> WriterStatements.readMark(c, resource));
+                    "read the mark of " + resource, c -> Optional.ofNullable(WriterStatements.readMark(c, resource)));
         } catch (SQLException e) {
             throw new FenceUnavailableException("could not read the mark of " + resource + ": " + e.getMessage(), e);
         }
-        if (mark == null) {
-            throw new UnknownResourceException(resource, null);
-        }
-        return mark;
+        return mark.orElseThrow(() -> new UnknownResourceException(resource, null));
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -228,8 +229,12 @@ final class WriterEngine {
         }
     }
 
-    private <T> T runTransaction(
-            Connection c, FencingToken token, WriteDescription description, FencedWork<T> work, boolean mayRetry) {
+    private <T extends @Nullable Object> T runTransaction(
+            Connection c,
+            FencingToken token,
+            @Nullable WriteDescription description,
+            FencedWork<T> work,
+            boolean mayRetry) {
         boolean committing = false;
         Connection previous = current.bind(c);
         try {

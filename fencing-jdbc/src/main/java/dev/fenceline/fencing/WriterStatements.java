@@ -5,6 +5,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -95,7 +96,7 @@ final class WriterStatements {
     private static final String READ_MARK = "SELECT highest_accepted FROM fencing.high_water_mark WHERE resource = ?";
 
     /** The resource's mark (autocommit, a snapshot), or null when the resource is not registered. */
-    static Long readMark(Connection c, String resource) throws SQLException {
+    static @Nullable Long readMark(Connection c, String resource) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(READ_MARK)) {
             ps.setString(1, resource);
             try (ResultSet rs = ps.executeQuery()) {
@@ -171,6 +172,7 @@ final class WriterStatements {
      * cancels it before it has set the writer's own (57014, 55P03) — the transaction is rolled back (nothing was
      * done in it) and begun again with {@link #explicitStart} first, as are all later ones of this writer.
      */
+    @Nullable
     Long beginWrite(Connection c, FencingToken token) throws SQLException {
         if (!explicitStartFirst) {
             try {
@@ -191,7 +193,7 @@ final class WriterStatements {
         return beginWrite(c, token, explicitStart + " " + BEGIN_WRITE);
     }
 
-    private Long beginWrite(Connection c, FencingToken token, String sql) throws SQLException {
+    private @Nullable Long beginWrite(Connection c, FencingToken token, String sql) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(sql)) {
             ps.setString(1, token.resource());
             ps.setLong(2, token.term());

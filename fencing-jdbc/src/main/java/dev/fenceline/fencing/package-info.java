@@ -60,4 +60,7 @@
  * {@code session_replication_role} (superusers and table owners): fencing protects against stale leaders and stray
  * writers.
  */
+@NullMarked
 package dev.fenceline.fencing;
+
+import org.jspecify.annotations.NullMarked;

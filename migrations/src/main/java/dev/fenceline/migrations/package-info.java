@@ -31,4 +31,7 @@
  * {@code module-info.java}: Flyway 13 has neither a module descriptor nor an {@code Automatic-Module-Name} to require,
  * and Flyway scans {@code classpath:db/fencing}, a resource folder that a named module would encapsulate.
  */
+@NullMarked
 package dev.fenceline.migrations;
+
+import org.jspecify.annotations.NullMarked;

@@ -1,6 +1,7 @@
 package dev.fenceline.spring;
 
 import java.beans.PropertyDescriptor;
+import java.lang.reflect.Field;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -8,6 +9,7 @@ import java.util.Locale;
 import java.util.stream.Collectors;
 import org.springframework.beans.BeanUtils;
 import org.springframework.boot.context.properties.ConfigurationPropertiesBindHandlerAdvisor;
+import org.springframework.boot.context.properties.NestedConfigurationProperty;
 import org.springframework.boot.context.properties.bind.AbstractBindHandler;
 import org.springframework.boot.context.properties.bind.BindContext;
 import org.springframework.boot.context.properties.bind.BindHandler;
@@ -17,6 +19,7 @@ import org.springframework.boot.context.properties.bind.handler.NoUnboundElement
 import org.springframework.boot.context.properties.source.ConfigurationProperty;
 import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
 import org.springframework.boot.context.properties.source.UnboundElementsSourceFilter;
+import org.springframework.util.ReflectionUtils;
 
 /**
  * Fails the binding of {@link FencelineProperties} on a {@code fenceline.*} property that is not one of them, with an
@@ -198,9 +201,9 @@ final class UnknownFencelineProperties implements ConfigurationPropertiesBindHan
     }
 
     /**
-     * The properties as Spring binds them: a bean property with a setter is a property, a read-only one of a type
-     * nested in {@link FencelineProperties} is a group. {@code ConfigurationMetadataTest} checks that this is the list
-     * the configuration metadata documents.
+     * The properties as Spring binds them: a bean property with a setter is a property, a read-only one whose field
+     * is marked {@link NestedConfigurationProperty} is a group (the mark the metadata processor describes a group by).
+     * {@code ConfigurationMetadataTest} checks that this is the list the configuration metadata documents.
      */
     private static List<String> knownProperties() {
         List<String> known = new ArrayList<>();
@@ -214,10 +217,14 @@ final class UnknownFencelineProperties implements ConfigurationPropertiesBindHan
             String name = prefix + "." + PropertyNames.dashed(property.getName());
             if (property.getWriteMethod() != null) {
                 into.add(name);
-            } else if (property.getReadMethod() != null
-                    && property.getPropertyType().getEnclosingClass() == FencelineProperties.class) {
+            } else if (property.getReadMethod() != null && isGroup(type, property.getName())) {
                 collect(name, property.getPropertyType(), into);
             }
         }
+    }
+
+    private static boolean isGroup(Class<?> type, String propertyName) {
+        Field field = ReflectionUtils.findField(type, propertyName);
+        return field != null && field.isAnnotationPresent(NestedConfigurationProperty.class);
     }
 }

@@ -8,7 +8,7 @@
  * <ol>
  *   <li>Properties are validated when bound, by the library's own builders, before anything connects; an invalid
  *       value fails the start naming the {@code fenceline.} property, the limit and the value
- *       ({@link dev.fenceline.spring.FencelineProperties}, {@link dev.fenceline.spring.PropertyNames}). A
+ *       ({@link dev.fenceline.spring.FencelinePropertiesValidator}, {@link dev.fenceline.spring.PropertyNames}). A
  *       {@code fenceline.*} property that is not Fenceline's fails it first, naming the closest valid ones
  *       ({@link dev.fenceline.spring.UnknownFencelineProperties}); so does a Spring Boot line the starter was not
  *       tested on, unless {@code fenceline.spring-boot-version-check=false}
