@@ -125,6 +125,7 @@ DECLARE
                                                    WHERE NOT o = ANY (p_operations)), ','), '');
   v_events   text[] := CASE WHEN v_foreign THEN ARRAY['INSERT', 'UPDATE', 'DELETE'] ELSE ARRAY['INSERT', 'UPDATE', 'DELETE', 'TRUNCATE'] END;
   v_args     text := v_key || '\000' || p_resource || '\000' || coalesce(v_free || '\000', '');
+  v_grantee  text;
 BEGIN
   SELECT resource INTO v_existing FROM fencing.protected_table WHERE tbl = p_tbl;
   IF v_existing IS NOT NULL AND v_existing <> p_resource THEN
@@ -166,6 +167,15 @@ BEGIN
       HINT = 'Retry when the table is less busy (see pg_locks / pg_stat_activity), or pass a longer lock_timeout.';
   END;
   PERFORM set_config('lock_timeout', v_old_lt, true);
+  IF v_foreign THEN
+    -- PostgreSQL has no TRUNCATE trigger on a foreign table, and a TRUNCATE straight at it (postgres_fdw truncates
+    -- the far end) would pass unfenced: nobody but its owner keeps the right to (default privileges included).
+    FOR v_grantee IN SELECT DISTINCT CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(r.rolname) END
+                       FROM pg_class c CROSS JOIN LATERAL aclexplode(c.relacl) a LEFT JOIN pg_roles r ON r.oid = a.grantee
+                      WHERE c.oid = p_tbl AND a.privilege_type = 'TRUNCATE' AND a.grantee <> c.relowner LOOP
+      EXECUTE format('REVOKE TRUNCATE ON %s FROM %s', p_tbl, v_grantee);
+    END LOOP;
+  END IF;
   PERFORM fencing.register_protected(p_tbl, p_resource, p_parent);
   RETURN true;
 END

@@ -42,6 +42,7 @@ class ForeignPartitionIT {
         FencingMigrations.migrate(db.dataSource());
         try (Connection c = connect();
                 Statement s = c.createStatement()) {
+            s.execute("ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT TRUNCATE ON TABLES TO PUBLIC");
             try {
                 s.execute("CREATE EXTENSION IF NOT EXISTS postgres_fdw");
                 s.execute("CREATE SERVER fp_loop FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '"
@@ -116,6 +117,14 @@ class ForeignPartitionIT {
         softly.assertThat(text(s, "SELECT resource FROM fencing.protected_table WHERE tbl = '" + child + "'::regclass"))
                 .as("%s (after %s) is listed in fencing.protected_table", child, ddlText)
                 .isEqualTo(resource);
+        // No TRUNCATE trigger exists for a foreign table: nobody but its owner may truncate it (the default privileges
+        // set up above granted TRUNCATE to PUBLIC on every new table).
+        softly.assertThat(text(
+                        s,
+                        "SELECT count(*) FROM pg_class c CROSS JOIN LATERAL aclexplode(c.relacl) a WHERE c.oid = '"
+                                + child + "'::regclass AND a.privilege_type = 'TRUNCATE' AND a.grantee <> c.relowner"))
+                .as("roles other than its owner that may TRUNCATE %s (after %s)", child, ddlText)
+                .isEqualTo("0");
         if (postgresFdw) {
             String state = null;
             try {
