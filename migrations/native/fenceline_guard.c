@@ -276,7 +276,7 @@ typedef enum
 } ProbeResult;
 
 static ProbeResult
-probe_mark(bool by_resource, RegProcedure eq, Datum value, Oid collation, int64 *mark, char **holder)
+probe_mark(bool by_resource, RegProcedure eq, Datum value, Oid collation, int64 *mark, char **holder, int64 *key)
 {
 	Oid			relid;
 	Oid			indexid;
@@ -310,6 +310,8 @@ probe_mark(bool by_resource, RegProcedure eq, Datum value, Oid collation, int64 
 		{
 			*mark = DatumGetInt64(values[1]);
 			*holder = nulls[2] ? NULL : TextDatumGetCString(values[2]);	/* leader_id */
+			if (key != NULL)
+				*key = DatumGetInt64(values[catalog.lock_key_column - 1]);	/* lock_key, NOT NULL */
 			result = PROBE_FOUND;
 		}
 	}
@@ -343,7 +345,7 @@ enter_common(int32 key, int64 term, const char *leader)
 		return false;
 
 	switch (probe_mark(false, F_INT8EQ, Int64GetDatum((int64) key), InvalidOid,
-					   &mark, &holder))
+					   &mark, &holder, NULL))
 	{
 		case PROBE_MISSING_TABLE:
 			return false;		/* the slow path names the problem */
@@ -515,7 +517,8 @@ fenceline_guard(PG_FUNCTION_ARGS)
  * statement of every writer transaction. It sets, local to the transaction, the writer's timeouts and the fencing
  * settings the guard reads (so nothing is left on a pooled server session, and nothing another client left there
  * counts), remembers which transaction it began, and returns the resource's mark (NULL: no such resource) read with a
- * snapshot taken now. It enters nothing: the guard enters at the work's first write. It refuses (FL014) a transaction
+ * snapshot taken now. At the mark's term it enters the transaction (what the guard does at the first write), so that
+ * the next advance ends it even before it writes. It refuses (FL014) a transaction
  * that is not READ COMMITTED, READ WRITE (a default_transaction_isolation or default_transaction_read_only another
  * client left); the writer then begins again with SET TRANSACTION first.
  *
@@ -551,14 +554,17 @@ timeout_argument(FunctionCallInfo fcinfo, int n, const char *name)
 	return ms;
 }
 
-/* The mark of the resource (by its primary key), read with a snapshot taken now; false when there is no row. */
+/*
+ * The mark of the resource and its lock key (by its primary key), read with a snapshot taken now; false when there is
+ * no row.
+ */
 static bool
-read_mark(const char *resource, int64 *mark)
+read_mark(const char *resource, int64 *mark, int64 *key)
 {
 	char	   *holder;
 
 	switch (probe_mark(true, F_TEXTEQ, CStringGetTextDatum(resource),
-					   DEFAULT_COLLATION_OID, mark, &holder))
+					   DEFAULT_COLLATION_OID, mark, &holder, key))
 	{
 		case PROBE_MISSING_TABLE:
 			ereport(ERROR,
@@ -584,6 +590,7 @@ fenceline_begin_write(PG_FUNCTION_ARGS)
 	int32		lock_ms;
 	int32		idle_ms;
 	int64		mark;
+	int64		key;
 	char		buf[32];
 	GucContext	context;
 
@@ -626,8 +633,18 @@ fenceline_begin_write(PG_FUNCTION_ARGS)
 	set_local("fencing.break_glass", "", context);
 	writers_lxid = MY_LXID;
 
-	if (!read_mark(resource, &mark))
+	if (!read_mark(resource, &mark, &key))
 		PG_RETURN_NULL();
+
+	/*
+	 * At the mark's term the transaction enters now, as the guard would at the work's first write: so that the next
+	 * term's advance ends it even while its work has only locked rows (SELECT ... FOR UPDATE) and not written yet,
+	 * instead of leaving the new leader waiting for those row locks. Not granted at once, or not at the term: the
+	 * guard decides at the first write, as before. A newer term is advanced by the writer before the work.
+	 */
+	if (mark == term && may_offer_terms() && !is_entered((int32) key, term, leader) &&
+		enter_common((int32) key, term, leader))
+		remember_entered((int32) key, term, leader);
 	PG_RETURN_INT64(mark);
 }
 

@@ -186,41 +186,52 @@ BEGIN
   LANGUAGE plpgsql
   VOLATILE
   AS $begin$
+  -- Types and operators schema-qualified: the caller's search_path (which another client of a pooled server session
+  -- may have set, with temporary types first) must not choose them.
   DECLARE
-    v_mark bigint;
+    v_mark pg_catalog.int8;
+    v_key  pg_catalog.int8;
   BEGIN
-    IF p_resource IS NULL OR p_term IS NULL OR p_term < 1 THEN
+    IF p_resource IS NULL OR p_term IS NULL OR p_term OPERATOR(pg_catalog.<) 1 THEN
       RAISE EXCEPTION USING ERRCODE = 'FL003',
-        MESSAGE = pg_catalog.format('fencing.begin_write: resource and term are required, and the term must be at least 1 (was %s)', coalesce(p_term::text, 'NULL'));
+        MESSAGE = pg_catalog.format('fencing.begin_write: resource and term are required, and the term must be at least 1 (was %s)', coalesce(p_term::pg_catalog.text, 'NULL'));
     END IF;
-    IF pg_catalog.octet_length(p_leader_id) > 200 THEN
+    IF pg_catalog.octet_length(p_leader_id) OPERATOR(pg_catalog.>) 200 THEN
       RAISE EXCEPTION USING ERRCODE = 'FL003',
         MESSAGE = pg_catalog.format('fencing.begin_write: leader_id must be at most 200 bytes, was %s', pg_catalog.octet_length(p_leader_id));
     END IF;
-    IF p_statement_timeout_ms IS NULL OR p_statement_timeout_ms < 0 OR p_lock_timeout_ms IS NULL OR p_lock_timeout_ms < 0
-       OR p_idle_timeout_ms IS NULL OR p_idle_timeout_ms < 0 THEN
+    IF p_statement_timeout_ms IS NULL OR p_statement_timeout_ms OPERATOR(pg_catalog.<) 0 OR p_lock_timeout_ms IS NULL
+       OR p_lock_timeout_ms OPERATOR(pg_catalog.<) 0 OR p_idle_timeout_ms IS NULL OR p_idle_timeout_ms OPERATOR(pg_catalog.<) 0 THEN
       RAISE EXCEPTION USING ERRCODE = 'FL003',
         MESSAGE = pg_catalog.format('fencing.begin_write: statement_timeout_ms, lock_timeout_ms and idle_timeout_ms must be 0 (none) or a positive number of milliseconds, were %s, %s, %s',
-                                    coalesce(p_statement_timeout_ms::text, 'NULL'), coalesce(p_lock_timeout_ms::text, 'NULL'), coalesce(p_idle_timeout_ms::text, 'NULL'));
+                                    coalesce(p_statement_timeout_ms::pg_catalog.text, 'NULL'), coalesce(p_lock_timeout_ms::pg_catalog.text, 'NULL'),
+                                    coalesce(p_idle_timeout_ms::pg_catalog.text, 'NULL'));
     END IF;
-    IF pg_catalog.current_setting('transaction_isolation') <> 'read committed' OR pg_catalog.current_setting('transaction_read_only') <> 'off' THEN
+    IF pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.<>) 'read committed'
+       OR pg_catalog.current_setting('transaction_read_only') OPERATOR(pg_catalog.<>) 'off' THEN
       RAISE EXCEPTION USING ERRCODE = 'FL014',
         MESSAGE = pg_catalog.format('fencing.begin_write: the transaction is %s%s; the writer''s work runs READ COMMITTED, READ WRITE',
                                     pg_catalog.upper(pg_catalog.current_setting('transaction_isolation')),
-                                    CASE WHEN pg_catalog.current_setting('transaction_read_only') = 'on' THEN ', READ ONLY' ELSE '' END),
+                                    CASE WHEN pg_catalog.current_setting('transaction_read_only') OPERATOR(pg_catalog.=) 'on' THEN ', READ ONLY' ELSE '' END),
         HINT = 'Begin the transaction with SET TRANSACTION ISOLATION LEVEL READ COMMITTED, READ WRITE (the session''s default_transaction_isolation or default_transaction_read_only says otherwise).';
     END IF;
     -- one expression (one column, no FROM): PL/pgSQL evaluates it without the executor
-    PERFORM pg_catalog.concat(pg_catalog.set_config('statement_timeout', p_statement_timeout_ms::text, true),
-            pg_catalog.set_config('lock_timeout', p_lock_timeout_ms::text, true),
-            pg_catalog.set_config('idle_in_transaction_session_timeout', p_idle_timeout_ms::text, true),
-            pg_catalog.set_config('fencing.term', p_term::text, true),
+    PERFORM pg_catalog.concat(pg_catalog.set_config('statement_timeout', p_statement_timeout_ms::pg_catalog.text, true),
+            pg_catalog.set_config('lock_timeout', p_lock_timeout_ms::pg_catalog.text, true),
+            pg_catalog.set_config('idle_in_transaction_session_timeout', p_idle_timeout_ms::pg_catalog.text, true),
+            pg_catalog.set_config('fencing.term', p_term::pg_catalog.text, true),
             pg_catalog.set_config('fencing.resource', p_resource, true),
             pg_catalog.set_config('fencing.leader_id', coalesce(p_leader_id, ''), true),
             pg_catalog.set_config('fencing.break_glass', '', true),
             pg_catalog.set_config('fencing.writers_transaction',
-                                  (EXTRACT(epoch FROM pg_catalog.transaction_timestamp()) * 1000000)::pg_catalog.int8::pg_catalog.text, true));
-    SELECT m.highest_accepted INTO v_mark FROM fencing.high_water_mark m WHERE m.resource = p_resource;
+                                  (EXTRACT(epoch FROM pg_catalog.transaction_timestamp()) OPERATOR(pg_catalog.*) 1000000)::pg_catalog.int8::pg_catalog.text, true));
+    SELECT m.highest_accepted, m.lock_key INTO v_mark, v_key FROM fencing.high_water_mark m
+     WHERE m.resource OPERATOR(pg_catalog.=) p_resource;
+    -- At the mark's term: the fence lock now (the guard still enters at every write), so that the next term's
+    -- advance ends this transaction even while its work has only locked rows and not written yet. Liveness only.
+    IF v_mark OPERATOR(pg_catalog.=) p_term AND pg_catalog.pg_has_role(session_user, 'fencing_app', 'MEMBER') THEN
+      PERFORM pg_catalog.pg_try_advisory_xact_lock_shared(1178946115, v_key::pg_catalog.int4);
+    END IF;
     RETURN v_mark;
   END
   $begin$;
@@ -231,8 +242,8 @@ BEGIN
   VOLATILE
   AS $check$
   BEGIN
-    IF pg_catalog.current_setting('fencing.writers_transaction', true) IS DISTINCT FROM
-       (EXTRACT(epoch FROM pg_catalog.transaction_timestamp()) * 1000000)::pg_catalog.int8::pg_catalog.text THEN
+    IF NOT coalesce(pg_catalog.current_setting('fencing.writers_transaction', true) OPERATOR(pg_catalog.=)
+       (EXTRACT(epoch FROM pg_catalog.transaction_timestamp()) OPERATOR(pg_catalog.*) 1000000)::pg_catalog.int8::pg_catalog.text, false) THEN
       RAISE EXCEPTION USING ERRCODE = 'FL013',
         MESSAGE = 'fencing: the transaction about to commit is not the one the writer began: the work ended that one itself';
     END IF;

@@ -244,6 +244,36 @@ class FencedWriterIT {
     }
 
     /**
+     * A common shape of work: lock the rows to settle ({@code SELECT ... FOR UPDATE}), then update them. A leader
+     * paused between the two has written nothing yet, but its transaction already holds the fence lock (its first
+     * statement entered it at the mark's term), so the next term's advance ends it and the new leader's update of
+     * the same row does not wait for its row lock.
+     */
+    @Test
+    void aPausedLeaderThatHasOnlyLockedRowsIsEndedByTheNextTermsAdvance() throws Exception {
+        long t = highestAccepted() + 1;
+        oldLeader.run(
+                token(t, "paused"),
+                ctx -> ctx.insertInto(PAYMENT).set(ID, 4_201L).set(AMOUNT, 1L).execute());
+        Throwable rejection = pausedLeaderDeposedMidTransaction(
+                t,
+                true,
+                "pay-4201",
+                ctx -> ctx.dsl().fetch("SELECT id FROM payment WHERE id = 4201 FOR UPDATE"),
+                ctx -> ctx.update(PAYMENT)
+                        .set(NOTE, "paused")
+                        .where(ID.eq(4_201L))
+                        .execute(),
+                ctx -> ctx.update(PAYMENT)
+                        .set(NOTE, "next")
+                        .where(ID.eq(4_201L))
+                        .execute());
+        assertThat(rejection).isInstanceOf(FencingException.class);
+        assertThat(Fixtures.text(db, "SELECT note || ' ' || fencing_term FROM payment WHERE id = 4201"))
+                .isEqualTo("next " + (t + 1));
+    }
+
+    /**
      * The old leader (term {@code t}) runs {@code firstWrite} and then stops with its transaction open (the "pause");
      * the next leader writes with {@code t + 1}, which must not wait for the paused transaction, and whose advance
      * terminates the paused transaction, which holds the fence lock of the older term (its backend leaves

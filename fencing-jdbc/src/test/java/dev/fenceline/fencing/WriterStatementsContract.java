@@ -82,15 +82,33 @@ abstract class WriterStatementsContract {
         assertThat(Fixtures.text(db, "SELECT note FROM ws_ledger WHERE id = 1")).isEqualTo("written");
     }
 
+    /**
+     * At the mark's term the writer's first statement enters the transaction (the fence lock, shared), so that the
+     * next advance ends it even before its work writes; at an older or a newer term it enters nothing (the guard
+     * rejects the one at its first write, the writer advances the other before the work).
+     */
     @Test
-    void beginWriteEntersNothingItself() throws Exception {
-        try (Connection c = app.connect("begin-write-enters-nothing")) {
+    void beginWriteEntersTheTransactionAtTheMarksTermOnly() throws Exception {
+        String entered = "SELECT count(*) FROM fencing.entered_transactions WHERE resource = 'ws'";
+        for (long term : new long[] {3, 5}) {
+            try (Connection c = app.connect("begin-write-term-" + term)) {
+                c.setAutoCommit(false);
+                query(c, "SELECT fencing.begin_write('ws', " + term + ", 'leader-" + term + "', 0, 0, 0)");
+                assertThat(Fixtures.count(db, entered))
+                        .as("entered at term %s", term)
+                        .isZero();
+                c.rollback();
+            }
+        }
+        try (Connection c = app.connect("begin-write-at-the-mark")) {
             c.setAutoCommit(false);
             query(c, BEGIN_WRITE);
-            assertThat(Fixtures.count(db, "SELECT count(*) FROM fencing.entered_transactions WHERE resource = 'ws'"))
-                    .isZero();
+            assertThat(Fixtures.count(db, entered))
+                    .as("entered at the mark's term")
+                    .isOne();
             c.rollback();
         }
+        assertThat(Fixtures.count(db, entered)).isZero();
     }
 
     @Test
