@@ -264,9 +264,16 @@ DECLARE
   v_limit    interval := CASE WHEN current_setting('lock_timeout') = '0' THEN NULL ELSE current_setting('lock_timeout')::interval END;
   v_deadline timestamptz := clock_timestamp() + v_limit;
   v_advance  boolean;
+  v_taken    boolean;
 BEGIN
   LOOP
-    EXIT WHEN pg_try_advisory_xact_lock_shared(1178946115, p_key::integer);
+    -- In a block of its own, so that the lock belongs to the transaction, not to the running portal (see the guard).
+    BEGIN
+      v_taken := pg_try_advisory_xact_lock_shared(1178946115, p_key::integer);
+    EXCEPTION WHEN OTHERS THEN
+      RAISE;
+    END;
+    EXIT WHEN v_taken;
     -- An advance of this resource in flight holds its mark row (nobody else can lock it): then wait for it.
     BEGIN
       PERFORM 1 FROM fencing.high_water_mark WHERE lock_key = p_key FOR SHARE NOWAIT;

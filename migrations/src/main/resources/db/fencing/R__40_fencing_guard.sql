@@ -147,6 +147,7 @@ BEGIN
   DECLARE
     v_term   pg_catalog.text := pg_catalog.current_setting('fencing.term', true);
     v_leader pg_catalog.text := pg_catalog.current_setting('fencing.leader_id', true);
+    v_locked pg_catalog.bool := false;
   BEGIN
     -- An operation left to writers without a term (third argument), in a transaction without any term: allowed.
     IF TG_NARGS OPERATOR(pg_catalog.>) 2 AND COALESCE(v_term, '') OPERATOR(pg_catalog.=) ''
@@ -159,8 +160,18 @@ BEGIN
        AND COALESCE(pg_catalog.current_setting('fencing.resource', true), '') OPERATOR(pg_catalog.=) ANY (ARRAY['', TG_ARGV[1]])
        AND pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.=) 'read committed'
        AND COALESCE(pg_catalog.length(v_leader), 0) OPERATOR(pg_catalog.<=) 200
-       AND pg_catalog.pg_has_role(session_user, 'fencing_app', 'MEMBER')
-       AND pg_catalog.pg_try_advisory_xact_lock_shared(1178946115, TG_ARGV[0]::pg_catalog.int4) THEN
+       AND pg_catalog.pg_has_role(session_user, 'fencing_app', 'MEMBER') THEN
+      -- The fence lock in a block of its own: a lock taken through SQL belongs to the running portal, and a cursor
+      -- (or a suspended portal) that wrote and later fails inside a savepoint would release it at the savepoint's
+      -- rollback while its earlier rows stay. A lock taken in a subtransaction passes, when the block ends, to the
+      -- (sub)transaction around it, which is what holds the rows.
+      BEGIN
+        v_locked := pg_catalog.pg_try_advisory_xact_lock_shared(1178946115, TG_ARGV[0]::pg_catalog.int4);
+      EXCEPTION WHEN OTHERS THEN
+        RAISE;
+      END;
+    END IF;
+    IF v_locked THEN
       -- The mark in a statement of its own, after the lock was granted: under READ COMMITTED its snapshot is taken
       -- now. Read in the statement that took the lock, the snapshot would predate the lock, and an advance that
       -- committed in between would go unseen.

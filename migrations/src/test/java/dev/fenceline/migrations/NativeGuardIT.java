@@ -72,9 +72,24 @@ class NativeGuardIT {
             })
     void aWriteThroughACursorThatLaterFailsInASavepointKeepsTheNativeGuardsFenceLock(String spelling) throws Exception {
         NativeGuard.assumeLoads(db);
+        cursorFailingInASavepointKeepsTheFenceLock("native", spelling);
+    }
+
+    /**
+     * The PL/pgSQL guard (managed PostgreSQL, no native library) takes the fence lock in a block of its own, so it too
+     * belongs to the transaction rather than to the cursor's portal.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"canonical", "term with a blank"})
+    void aWriteThroughACursorThatLaterFailsInASavepointKeepsThePlpgsqlGuardsFenceLock(String spelling)
+            throws Exception {
+        cursorFailingInASavepointKeepsTheFenceLock("plpgsql", spelling);
+    }
+
+    private void cursorFailingInASavepointKeepsTheFenceLock(String guard, String spelling) throws Exception {
         try (Connection admin = db.dataSource().getConnection();
                 Statement a = admin.createStatement()) {
-            assertThat(text(a, "SELECT fencing.use_native_guard()")).isEqualTo("native");
+            assertThat(text(a, "SELECT fencing.use_" + guard + "_guard()")).isEqualTo(guard);
             long term = Long.parseLong(text(
                     a,
                     "SELECT highest_accepted + 1 FROM fencing.high_water_mark" + " WHERE resource = 'native-guard'"));
