@@ -147,13 +147,8 @@ BEGIN
   DECLARE
     v_term   pg_catalog.text := pg_catalog.current_setting('fencing.term', true);
     v_leader pg_catalog.text := pg_catalog.current_setting('fencing.leader_id', true);
-    v_locked pg_catalog.bool := false;
+    v_locked pg_catalog.bool;
   BEGIN
-    -- An operation left to writers without a term (third argument), in a transaction without any term: allowed.
-    IF TG_NARGS OPERATOR(pg_catalog.>) 2 AND COALESCE(v_term, '') OPERATOR(pg_catalog.=) ''
-       AND TG_OP OPERATOR(pg_catalog.=) ANY (pg_catalog.string_to_array(TG_ARGV[2], ',')) THEN
-      RETURN NULL;
-    END IF;
     -- Not granted at once: an advance or a squatter holds the key; guard_slow waits for the one, ends the other.
     IF v_term OPERATOR(pg_catalog.~) '^[1-9][0-9]{0,17}$'
        AND COALESCE(pg_catalog.current_setting('fencing.break_glass', true), '') OPERATOR(pg_catalog.=) ''
@@ -170,18 +165,22 @@ BEGIN
       EXCEPTION WHEN OTHERS THEN
         RAISE;
       END;
-    END IF;
-    IF v_locked THEN
       -- The mark in a statement of its own, after the lock was granted: under READ COMMITTED its snapshot is taken
       -- now. Read in the statement that took the lock, the snapshot would predate the lock, and an advance that
       -- committed in between would go unseen.
-      IF EXISTS (SELECT 1 FROM fencing.high_water_mark m
+      IF v_locked AND EXISTS (SELECT 1 FROM fencing.high_water_mark m
                   WHERE m.lock_key OPERATOR(pg_catalog.=) TG_ARGV[0]::pg_catalog.int8
                     AND m.highest_accepted OPERATOR(pg_catalog.=) v_term::pg_catalog.int8
                     AND (m.leader_id IS NULL OR COALESCE(v_leader, '') OPERATOR(pg_catalog.=) ''
                          OR m.leader_id OPERATOR(pg_catalog.=) v_leader)) THEN
         RETURN NULL;
       END IF;
+    END IF;
+    -- An operation left to writers without a term (third argument), in a transaction without any term: allowed
+    -- (looked at only here, off the common case's path).
+    IF TG_NARGS OPERATOR(pg_catalog.>) 2 AND COALESCE(v_term, '') OPERATOR(pg_catalog.=) ''
+       AND TG_OP OPERATOR(pg_catalog.=) ANY (pg_catalog.string_to_array(TG_ARGV[2], ',')) THEN
+      RETURN NULL;
     END IF;
     PERFORM fencing.guard_slow(TG_ARGV[1], TG_TABLE_SCHEMA, TG_TABLE_NAME, TG_OP, v_term);
     RETURN NULL;

@@ -483,6 +483,27 @@ abstract class EveryWriterContract {
     }
 
     @Test
+    void anOperationLeftFreeNeedsNoTermButATransactionCarryingAStaleTermIsRejectedOnIt() throws Exception {
+        Fixtures.sql(
+                db,
+                "CREATE TABLE free_insert_ledger (id bigint PRIMARY KEY, note text)",
+                "SELECT fencing.protect_table('free_insert_ledger', 'free-insert', '2s', ARRAY['UPDATE', 'DELETE'])",
+                "SELECT fencing.enter('free-insert', 5, 'a')");
+        adversary.grantWrites("free_insert_ledger");
+        try (Connection c = adversary.connect("creator")) {
+            execute(c, "INSERT INTO free_insert_ledger (id, note) VALUES (1, 'created')");
+        }
+        assertRejected(
+                "FL001",
+                "INSERT at the stale term 4",
+                "SET LOCAL fencing.term = '4'",
+                "INSERT INTO free_insert_ledger (id, note) VALUES (2, 'stale')");
+        assertRejected("FL002", "UPDATE without a term", "UPDATE free_insert_ledger SET note = 'x' WHERE id = 1");
+        assertThat(rows("SELECT count(*) FROM free_insert_ledger")).isOne();
+        assertThat(auditRows("free-insert", "stale_term")).isOne();
+    }
+
+    @Test
     void aNewerTermOutsideReadCommittedIsRejectedWithFL011AndAuditedOnce() throws Exception {
         adversary.protectedTable("isolation_ledger", "isolation", 5, "a");
         for (String level : new String[] {"REPEATABLE READ", "SERIALIZABLE"}) {
