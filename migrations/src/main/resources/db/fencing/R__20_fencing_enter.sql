@@ -25,8 +25,9 @@
 --    resource are serialised by a row lock on the mark, which only the owner of these functions can take: while nobody
 --    holds it, whoever holds or queues for K(r) exclusively is squatting, and an entering that cannot get K(r) at once
 --    terminates it (fencing.take_fence_share). An advance that waits half of advance_timeout for the row lock
---    terminates the exclusive holders of K(r): an advance left open (a frozen leader's first transaction) must not
---    stop every later one. Mistaking an advance for a squatter only aborts that advance.
+--    terminates the holders of K(r): an advance left open (a frozen leader's first transaction), or a REPEATABLE READ
+--    writer holding the row FOR SHARE, must not stop every later one. Mistaking an advance for a squatter only aborts
+--    that advance.
 --  * Out of scope (documented non-goals): superusers and table owners (they can disable triggers).
 --
 -- SQLSTATEs raised by the fencing functions (class FL):
@@ -185,9 +186,9 @@ BEGIN
   BEGIN   -- a subtransaction: when another advance got there first, its row lock is given back below
     -- 1. One advance of a resource at a time: the mark row, which only the owner of these functions can lock (the
     --    application roles have SELECT only), so no other login can pose as an advance in flight.
-    --    An advance whose transaction stays open keeps it: after half of advance_timeout the exclusive holders of the
-    --    fence lock are terminated (an advance in flight takes milliseconds; one left open belongs to a leader that
-    --    is older than us, or will find its term stale when it retries).
+    --    An advance whose transaction stays open keeps it: after half of advance_timeout the holders of the fence lock
+    --    are terminated (an advance in flight takes milliseconds; one left open belongs to a leader that is older
+    --    than us, or will find its term stale when it retries).
     LOOP
       PERFORM set_config('lock_timeout', least(200, greatest(1, (extract(epoch FROM v_deadline - clock_timestamp()) * 1000)::bigint))::text, true);
       BEGIN
@@ -200,8 +201,10 @@ BEGIN
                              p_resource, p_term, v_timeout),
             HINT = 'See pg_locks / pg_stat_activity for the transaction holding it.';
         END IF;
+        -- Every holder of the fence lock, not only an exclusive one: a REPEATABLE READ writer of the current term
+        -- holds the mark row FOR SHARE while it is open, and step 2 would end it anyway.
         IF clock_timestamp() >= v_deadline - v_timeout / 2 THEN
-          v_ended := v_ended || fencing.end_fence_holders(p_key, true, false);
+          v_ended := v_ended || fencing.end_fence_holders(p_key, false, false);
         END IF;
       END;
     END LOOP;

@@ -10,10 +10,12 @@ import static dev.fenceline.fencing.AdversaryRole.sqlState;
 import static dev.fenceline.fencing.Fixtures.count;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.awaitility.Awaitility.await;
 
 import dev.fenceline.testkit.TestDatabase;
 import dev.fenceline.testkit.junit.PostgresExtension;
 import java.sql.Connection;
+import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -501,6 +503,32 @@ abstract class EveryWriterContract {
         assertRejected("FL002", "UPDATE without a term", "UPDATE free_insert_ledger SET note = 'x' WHERE id = 1");
         assertThat(rows("SELECT count(*) FROM free_insert_ledger")).isOne();
         assertThat(auditRows("free-insert", "stale_term")).isOne();
+    }
+
+    /**
+     * A writer of the current term under REPEATABLE READ, paused with its transaction open: the PL/pgSQL slow path
+     * holds the mark row FOR SHARE for it, which the next advance needs to lock. The advance ends it instead of failing
+     * with FL005 for as long as it stays open.
+     */
+    @Test
+    void aPausedRepeatableReadWriterOfTheCurrentTermDoesNotStopTheNextAdvance() throws Exception {
+        adversary.protectedTable("rr_paused_ledger", "rr-paused", 5, "a");
+        try (Connection paused = adversary.connect("paused-rr-writer")) {
+            long pid = backendPid(paused);
+            execute(
+                    paused,
+                    "BEGIN ISOLATION LEVEL REPEATABLE READ",
+                    "SET LOCAL fencing.term = '5'",
+                    "UPDATE rr_paused_ledger SET note = 'paused' WHERE id = 1");
+            assertThat(Fixtures.text(db, "SELECT fencing.enter('rr-paused', 6, 'b')"))
+                    .isEqualTo("6");
+            await().atMost(Duration.ofSeconds(10))
+                    .pollInterval(Duration.ofMillis(20))
+                    .alias("the paused writer's backend ends")
+                    .until(() -> !backendAlive(db, pid));
+        }
+        assertThat(rows("SELECT count(*) FROM rr_paused_ledger WHERE note = 'paused'"))
+                .isZero();
     }
 
     @Test
