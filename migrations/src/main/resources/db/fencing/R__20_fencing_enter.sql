@@ -73,6 +73,9 @@ DECLARE
 BEGIN
   v_audited := fencing.audit_autonomously(p_resource, p_offered, p_leader_id, p_table, coalesce(p_operation, 'ENTER'), p_reason);
   SELECT highest_accepted INTO v_mark FROM fencing.high_water_mark WHERE resource = p_resource;
+  IF p_reason = 'stale_term' AND v_mark <= p_offered THEN
+    v_mark := NULL;   -- a REPEATABLE READ snapshot older than the mark: unknown here (the audit row has it)
+  END IF;
   RAISE EXCEPTION USING ERRCODE = p_sqlstate, MESSAGE = p_message,
     DETAIL = fencing.rejection_detail(p_resource, p_offered, v_mark, v_audited, p_table),
     HINT = coalesce(p_hint, '');
@@ -376,7 +379,16 @@ BEGIN
   -- SERIALIZABLE the transaction's snapshot may be older: FOR SHARE turns a mark moved since into a serialization
   -- failure.
   IF v_strict THEN
-    SELECT highest_accepted, leader_id INTO v_mark, v_holder FROM fencing.high_water_mark WHERE resource = p_resource FOR SHARE;
+    BEGIN
+      SELECT highest_accepted, leader_id INTO v_mark, v_holder FROM fencing.high_water_mark WHERE resource = p_resource FOR SHARE;
+    EXCEPTION WHEN serialization_failure THEN
+      -- A newer mark committed after this transaction's snapshot (only an advance changes the row, and only upwards;
+      -- the snapshot showed p_term): the term is stale. Rejected and audited like any stale term.
+      PERFORM fencing.reject('FL001', 'stale_term', p_resource, p_term, p_leader_id, p_table, p_operation,
+        format('fencing: stale term %s for resource %s rejected: a newer term was accepted after this %s transaction took its snapshot',
+               p_term, p_resource, upper(current_setting('transaction_isolation'))),
+        'Retry in a new transaction: it will see the new mark.');
+    END;
   ELSE
     SELECT highest_accepted, leader_id INTO v_mark, v_holder FROM fencing.high_water_mark WHERE resource = p_resource;
   END IF;

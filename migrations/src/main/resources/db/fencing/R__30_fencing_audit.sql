@@ -44,7 +44,7 @@ CREATE OR REPLACE FUNCTION fencing.check_rejection_claim(
     p_from_trigger boolean,
     OUT mark bigint, OUT reason text, OUT refusal text)
 LANGUAGE plpgsql
-STABLE
+VOLATILE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $fn$
@@ -83,6 +83,18 @@ BEGIN
     END IF;
   END IF;
 
+  IF reason = 'stale_term' AND p_offered_term IS NOT NULL AND p_offered_term >= mark
+     AND current_setting('transaction_isolation') <> 'read committed' THEN
+    -- This transaction's snapshot may predate the mark: a row lock on it fails with a serialization failure exactly
+    -- when an advance committed since (the only change the row sees, always upwards). The mark then recorded is the
+    -- one the audit connection reads when it appends the row.
+    BEGIN
+      PERFORM 1 FROM fencing.high_water_mark m WHERE m.resource = p_resource FOR SHARE;
+    EXCEPTION WHEN serialization_failure THEN
+      mark := NULL;
+    END;
+  END IF;
+
   IF reason = 'stale_term' AND p_offered_term IS NOT NULL AND p_offered_term = mark
      AND p_leader_id IS NOT NULL AND v_holder IS NOT NULL AND p_leader_id <> v_holder THEN
     reason := 'term_conflict';   -- the writer reports every refusal of its term as stale; say which one it was
@@ -90,7 +102,7 @@ BEGIN
 
   CASE reason
     WHEN 'stale_term' THEN
-      IF p_offered_term IS NULL OR p_offered_term >= mark THEN
+      IF p_offered_term IS NULL OR (mark IS NOT NULL AND p_offered_term >= mark) THEN
         refusal := format('term %s is not stale: the highest accepted term of %s is %s', coalesce(p_offered_term::text, 'NULL'), p_resource, mark);
       END IF;
     WHEN 'term_conflict' THEN
@@ -229,7 +241,9 @@ BEGIN
   END IF;
   INSERT INTO fencing.rejected_write (resource, offered_term, highest_accepted, leader_id, table_name, operation,
                                       reason, source, db_user, application_name)
-  VALUES (p_resource, p_offered_term, p_highest_accepted, left(p_leader_id, 200), left(p_table_name, 300),
+  VALUES (p_resource, p_offered_term,
+          coalesce(p_highest_accepted, (SELECT highest_accepted FROM fencing.high_water_mark WHERE resource = p_resource)),
+          left(p_leader_id, 200), left(p_table_name, 300),
           left(p_operation, 32), p_reason, 'trigger', left(p_db_user, 63), left(p_application_name, 64))
   RETURNING id INTO v_id;
   RETURN v_id;

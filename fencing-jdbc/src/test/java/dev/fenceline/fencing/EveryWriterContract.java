@@ -531,6 +531,30 @@ abstract class EveryWriterContract {
                 .isZero();
     }
 
+    /**
+     * A REPEATABLE READ transaction whose snapshot was taken before the next term's advance committed cannot see the
+     * new mark; its write at the old term is rejected as stale (FL001, not a bare serialization failure) and audited
+     * once, with the mark the database holds.
+     */
+    @Test
+    void aRepeatableReadWriterWhoseSnapshotPredatesTheAdvanceIsRejectedAsStaleAndAuditedOnce() throws Exception {
+        adversary.protectedTable("rr_stale_ledger", "rr-stale", 5, "a");
+        try (Connection old = adversary.connect("rr-old-leader")) {
+            execute(old, "BEGIN ISOLATION LEVEL REPEATABLE READ", "SELECT count(*) FROM rr_stale_ledger");
+            Fixtures.sql(db, "SELECT fencing.enter('rr-stale', 6, 'b')");
+            Throwable stale = catchThrowable(() -> execute(
+                    old, "SET LOCAL fencing.term = '5'", "UPDATE rr_stale_ledger SET note = 'stale' WHERE id = 1"));
+            assertThat(sqlState(stale)).as("%s", stale).isEqualTo("FL001");
+            execute(old, "ROLLBACK");
+        }
+        assertThat(rows("SELECT count(*) FROM rr_stale_ledger WHERE note = 'stale'"))
+                .isZero();
+        assertThat(rows("SELECT count(*) FROM fencing.rejected_write WHERE resource = 'rr-stale'"
+                        + " AND reason = 'stale_term' AND offered_term = 5 AND highest_accepted = 6"
+                        + " AND operation = 'UPDATE'"))
+                .isOne();
+    }
+
     @Test
     void aNewerTermOutsideReadCommittedIsRejectedWithFL011AndAuditedOnce() throws Exception {
         adversary.protectedTable("isolation_ledger", "isolation", 5, "a");
