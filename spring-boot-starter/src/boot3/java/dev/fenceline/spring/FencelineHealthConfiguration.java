@@ -19,7 +19,8 @@ import org.springframework.context.annotation.Configuration;
 class FencelineHealthConfiguration {
     @Bean
     @ConditionalOnMissingBean(name = "fencelineHealthIndicator")
-    FencelineHealthIndicator fencelineHealthIndicator(ObjectProvider<LeaderElection> elections, FencedLeaderTasks tasks) {
+    FencelineHealthIndicator fencelineHealthIndicator(
+            ObjectProvider<LeaderElection> elections, FencedLeaderTasks tasks) {
         return new FencelineHealthIndicator(elections.orderedStream().toList(), tasks);
     }
 }
