@@ -7,11 +7,13 @@ import static org.awaitility.Awaitility.await;
 import dev.fenceline.migrations.FencingMigrations;
 import dev.fenceline.spring.work.WorkApplication;
 import dev.fenceline.task.LeaderTask;
+import dev.fenceline.task.RunOutcome;
 import dev.fenceline.testkit.EtcdCluster;
 import dev.fenceline.testkit.PostgresServer;
 import dev.fenceline.testkit.TestDatabase;
 import dev.fenceline.testkit.junit.EtcdClusterExtension;
 import dev.fenceline.testkit.junit.PostgresExtension;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -25,8 +27,8 @@ import org.springframework.jdbc.core.JdbcTemplate;
 /**
  * The starter on Spring Boot 4, against the testkit's real PostgreSQL and real 3-member etcd: a fenced task commits
  * under its term, after the fencing migrations ran before the application's own Flyway (Boot 4's spring-boot-flyway);
- * the {@code fenceline} health component is registered with Boot 4's health API and shows the leader and its term;
- * an unknown {@code fenceline.*} property fails start-up. The Boot 3 artifact's {@code SampleApplicationIT} covers
+ * its meters are in Boot's registry; the {@code fenceline} health component is registered with Boot 4's health API
+ * and shows the leader and its term; an unknown {@code fenceline.*} property fails start-up. The Boot 3 artifact's {@code SampleApplicationIT} covers
  * the rest of the behaviour, which is the same code.
  */
 @ExtendWith({PostgresExtension.class, EtcdClusterExtension.class})
@@ -61,6 +63,15 @@ class SpringBoot4ApplicationIT {
             long term = task.health().term();
             assertThat(sql.queryForObject("SELECT fencing_term FROM job_done WHERE job_id = 7", Long.class))
                     .isEqualTo(term);
+
+            // Ordered after Boot 4's metrics auto-configurations, the task's meters land in Boot's registry.
+            assertThat(app.getBean(MeterRegistry.class)
+                            .get("fenceline.task.runs")
+                            .tag("resource", "work")
+                            .tag("outcome", RunOutcome.COMMITTED.name())
+                            .counter()
+                            .count())
+                    .isGreaterThanOrEqualTo(1.0);
 
             IndicatedHealthDescriptor health = (IndicatedHealthDescriptor)
                     app.getBean(HealthEndpoint.class).healthForPath("fenceline");
