@@ -9,21 +9,16 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Map;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.ObjectProvider;
-import org.springframework.boot.actuate.autoconfigure.health.ConditionalOnEnabledHealthIndicator;
-import org.springframework.boot.actuate.health.HealthIndicator;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
-import org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration;
 import org.springframework.boot.context.properties.ConfigurationPropertiesBindHandlerAdvisor;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.sql.init.dependency.DatabaseInitializationDependencyConfigurer;
 import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitialization;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
-import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 
 /**
@@ -41,24 +36,29 @@ import org.springframework.context.annotation.Import;
  *       ({@code fenceline.task.*}) in the application's registry.</li>
  *   <li>{@link FencingDataSource} and {@link FencedWriter} on it; {@link FencingMigrationsInitializer}, which the
  *       application's Flyway waits for.</li>
- *   <li>{@code fencelineHealthIndicator}: the {@code fenceline} health component.</li>
+ *   <li>{@code fencelineHealthIndicator}: the {@code fenceline} health component
+ *       ({@link FencelineHealthConfiguration}).</li>
  * </ul>
  * Start-up fails on a Spring Boot version the starter was not tested on ({@link SpringBootVersionCheck}) and on
  * {@code fenceline.*} properties that are not Fenceline's ({@link UnknownFencelineProperties}).
  * <p>
  * Invariant: the election only starts once every singleton exists, so no term is held before the fencing schema is
  * in place; and it is closed only after lifecycles of the default phase (work under the term) have stopped.
+ * <p>
+ * Shared by the Boot 3 and the Boot 4 artifact: what moved between the two generations (the auto-configurations it
+ * runs after, the health API) is named only through {@link SpringBootGeneration} and
+ * {@link FencelineHealthConfiguration}, of which each artifact has its own.
  */
 @AutoConfiguration(
-        after = DataSourceAutoConfiguration.class,
         afterName = {
-            "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration",
-            "org.springframework.boot.actuate.autoconfigure.metrics.export.simple.SimpleMetricsExportAutoConfiguration"
+            SpringBootGeneration.DATA_SOURCE_AUTO_CONFIGURATION,
+            SpringBootGeneration.COMPOSITE_METER_REGISTRY_AUTO_CONFIGURATION,
+            SpringBootGeneration.SIMPLE_METRICS_EXPORT_AUTO_CONFIGURATION
         })
 @ConditionalOnProperty(prefix = "fenceline", name = "enabled", havingValue = "true", matchIfMissing = true)
 @Conditional(SpringBootVersionCheck.class)
 @EnableConfigurationProperties(FencelineProperties.class)
-@Import(DatabaseInitializationDependencyConfigurer.class)
+@Import({DatabaseInitializationDependencyConfigurer.class, FencelineHealthConfiguration.class})
 public class FencelineAutoConfiguration {
 
     @Bean
@@ -143,17 +143,5 @@ public class FencelineAutoConfiguration {
     @DependsOnDatabaseInitialization
     public FencedWriter fencedWriter(FencingDataSource dataSource, FencelineProperties properties) {
         return FencedWriter.create(dataSource.dataSource(), properties.fencedWriterConfig());
-    }
-
-    @Configuration(proxyBeanMethods = false)
-    @ConditionalOnClass(HealthIndicator.class)
-    @ConditionalOnEnabledHealthIndicator("fenceline")
-    static class FencelineHealthConfiguration {
-        @Bean
-        @ConditionalOnMissingBean(name = "fencelineHealthIndicator")
-        FencelineHealthIndicator fencelineHealthIndicator(
-                ObjectProvider<LeaderElection> elections, FencedLeaderTasks tasks) {
-            return new FencelineHealthIndicator(elections.orderedStream().toList(), tasks);
-        }
     }
 }

@@ -1,6 +1,7 @@
 package dev.fenceline.spring;
 
 import java.util.List;
+import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
@@ -12,8 +13,8 @@ import org.springframework.core.env.PropertyResolver;
 import org.springframework.core.type.AnnotatedTypeMetadata;
 
 /**
- * Refuses to start on a Spring Boot version this starter was not built and tested against, unless
- * {@code fenceline.spring-boot-version-check=false}.
+ * Refuses to start on a Spring Boot version this artifact was not built and tested against, unless
+ * {@code fenceline.spring-boot-version-check=false}; on the other Boot generation it names the artifact built for it.
  * <p>
  * A condition, on {@link FencelineAutoConfiguration}, only for when it runs: conditions are evaluated before the
  * class's imports and bean methods are read, so on another Boot line, where some of the classes they name moved or
@@ -23,12 +24,12 @@ import org.springframework.core.type.AnnotatedTypeMetadata;
  */
 final class SpringBootVersionCheck implements ConfigurationCondition {
 
-    /**
-     * The Spring Boot lines (major.minor) this starter is built and tested against: the module's
-     * {@code spring-boot.version} (3.5.7). Add a line here only together with a build that runs the module's tests on
-     * it.
-     */
-    static final List<String> SUPPORTED = List.of("3.5");
+    /** The lines this artifact is built and tested against ({@link SpringBootGeneration#SUPPORTED}). */
+    static final List<String> SUPPORTED = SpringBootGeneration.SUPPORTED;
+
+    /** The artifact built for each Spring Boot major version, named when the application runs on another one. */
+    static final Map<String, String> ARTIFACT_BY_MAJOR =
+            Map.of("3", "fenceline-spring-boot-starter", "4", "fenceline-spring-boot4-starter");
 
     static final String PROPERTY = "fenceline.spring-boot-version-check";
 
@@ -62,7 +63,8 @@ final class SpringBootVersionCheck implements ConfigurationCondition {
             return;
         }
         Matcher m = bootVersion == null ? null : MAJOR_MINOR.matcher(bootVersion);
-        String line = m != null && m.matches() ? m.group(1) + "." + m.group(2) : null;
+        String major = m != null && m.matches() ? m.group(1) : null;
+        String line = major != null ? major + "." + m.group(2) : null;
         if (line != null && SUPPORTED.contains(line)) {
             return;
         }
@@ -72,8 +74,12 @@ final class SpringBootVersionCheck implements ConfigurationCondition {
                         ? "Spring Boot version '" + bootVersion + "', which is not major.minor[.patch]"
                         : "Spring Boot " + bootVersion;
         String supported = SUPPORTED.stream().map(s -> s + ".x").collect(Collectors.joining(", "));
-        throw new IllegalStateException("fenceline-spring-boot-starter is built and tested for Spring Boot "
-                + supported + " but the application runs on " + found + ". Run it on Spring Boot " + supported
-                + ", or set " + PROPERTY + "=false to start anyway, untested.");
+        String other = major == null ? null : ARTIFACT_BY_MAJOR.get(major);
+        String instead = other == null || other.equals(SpringBootGeneration.ARTIFACT)
+                ? "Run it on Spring Boot " + supported
+                : "On Spring Boot " + major + " use " + other + " instead";
+        throw new IllegalStateException(SpringBootGeneration.ARTIFACT + " is built and tested for Spring Boot "
+                + supported + " but the application runs on " + found + ". " + instead + ", or set " + PROPERTY
+                + "=false to start anyway, untested.");
     }
 }

@@ -4,6 +4,16 @@
  * {@code dev.fenceline.election}, whether a write commits is decided by PostgreSQL through
  * {@code dev.fenceline.fencing}, and the run loop is {@code dev.fenceline.task}.
  *
+ * <h2>One package, two Spring Boot generations</h2>
+ * These sources are compiled twice: by {@code fenceline-spring-boot-starter} against Spring Boot 3.5 and by
+ * {@code fenceline-spring-boot4-starter} against Spring Boot 4.0. They name only Boot API that is the same on both.
+ * What moved in Boot 4 is behind three classes each artifact has its own copy of, in
+ * {@code spring-boot-starter/src/boot3/java} and {@code spring-boot4-starter/src/main/java}:
+ * {@code SpringBootGeneration} (the supported line, the artifact's name, the auto-configurations to run after),
+ * {@code FencelineHealthIndicator} and {@code FencelineHealthConfiguration} (Boot's health API), which hand over to
+ * the shared {@link dev.fenceline.spring.FencelineHealthReport}. Compiling the shared sources against each Boot checks
+ * them against both APIs on every build; a shared jar compiled once would meet Boot 4 only at run time.
+ *
  * <h2>Invariants</h2>
  * <ol>
  *   <li>Properties are validated when bound, by the library's own builders, before anything connects; an invalid

@@ -28,20 +28,16 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.extension.ExtendWith;
-import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.actuate.health.Health;
 import org.springframework.boot.actuate.health.HealthEndpoint;
 import org.springframework.boot.actuate.health.Status;
-import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.jdbc.core.JdbcTemplate;
 
@@ -68,34 +64,11 @@ class SampleApplicationIT {
         this.sql = new JdbcTemplate(db.dataSource());
     }
 
-    private ConfigurableApplicationContext start(
-            Class<?> application, TestDatabase db, String candidate, String... more) {
-        Map<String, Object> p = new LinkedHashMap<>();
-        p.put("spring.datasource.url", db.jdbcUrl());
-        p.put("spring.datasource.username", db.user());
-        if (db.password() != null) {
-            p.put("spring.datasource.password", db.password());
-        }
-        p.put("fenceline.election.endpoints", etcd.endpointsCsv());
-        p.put("fenceline.election.candidate-id", candidate);
-        p.put("fenceline.task.idle-interval", "100ms");
-        p.put("management.endpoint.health.show-details", "always");
-        p.put("spring.main.banner-mode", "off");
-        for (String kv : more) {
-            int eq = kv.indexOf('=');
-            p.put(kv.substring(0, eq), kv.substring(eq + 1));
-        }
-        return new SpringApplicationBuilder(application)
-                .web(WebApplicationType.NONE)
-                .registerShutdownHook(false)
-                .properties(p)
-                .run();
-    }
-
     private ConfigurableApplicationContext startSample(String candidate) {
-        return start(
+        return TestApplications.start(
                 SampleApplication.class,
                 db,
+                etcd,
                 candidate,
                 "fenceline.election.name=sample",
                 "spring.flyway.locations=classpath:db/sample",
@@ -253,9 +226,10 @@ class SampleApplicationIT {
     @Test
     void anApplicationWithoutTasksWritesWithTheAutoConfiguredElectionAndWriter() throws Exception {
         try (TestDatabase plainDb = db.server().createDatabase("PlainApplication");
-                ConfigurableApplicationContext app = start(
+                ConfigurableApplicationContext app = TestApplications.start(
                         PlainApplication.class,
                         plainDb,
+                        etcd,
                         "plain-1",
                         "fenceline.election.name=ledger",
                         "spring.flyway.locations=classpath:db/plain",
@@ -281,9 +255,10 @@ class SampleApplicationIT {
     @Test
     void aTaskWorkBeanRunsAsAFencedTaskOnTheResourceItsClassNames() {
         try (TestDatabase workDb = db.server().createDatabase("WorkApplication");
-                ConfigurableApplicationContext app = start(
+                ConfigurableApplicationContext app = TestApplications.start(
                         WorkApplication.class,
                         workDb,
+                        etcd,
                         "worker-1",
                         "spring.flyway.locations=classpath:db/work",
                         "spring.flyway.table=work_schema_history")) {
@@ -310,9 +285,10 @@ class SampleApplicationIT {
     @Test
     void aTaskRunsOnTheFixedRateItsAnnotationReadsFromTheEnvironment() {
         try (TestDatabase ticksDb = db.server().createDatabase("ScheduledApplication");
-                ConfigurableApplicationContext app = start(
+                ConfigurableApplicationContext app = TestApplications.start(
                         ScheduledApplication.class,
                         ticksDb,
+                        etcd,
                         "ticker-1",
                         "ticks.rate=300ms",
                         "spring.flyway.locations=classpath:db/ticks",

@@ -3,9 +3,11 @@ package dev.fenceline.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assumptions.assumeThat;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -16,8 +18,9 @@ import org.springframework.mock.env.MockEnvironment;
 
 /**
  * The starter refuses a Spring Boot version it was not built and tested against, unless
- * {@code fenceline.spring-boot-version-check=false}. The version is passed in, so unsupported ones can be tried on the
- * Boot this module runs on.
+ * {@code fenceline.spring-boot-version-check=false}, and on the other Boot generation names the artifact built for it.
+ * The version is passed in, so unsupported ones can be tried on the Boot this module runs on. Shared by the Boot 3 and
+ * Boot 4 artifacts: each runs it against its own {@link SpringBootGeneration}.
  */
 class SpringBootVersionCheckTest {
     private static final MockEnvironment DEFAULTS = new MockEnvironment();
@@ -29,24 +32,49 @@ class SpringBootVersionCheckTest {
         assertThat(SpringBootVersionCheck.SUPPORTED).anyMatch(line -> inUse.startsWith(line + "."));
     }
 
+    /** The line this artifact supports: 3.5 for the Boot 3 artifact, 4.0 for the Boot 4 one. */
+    private static final String LINE = SpringBootVersionCheck.SUPPORTED.get(0);
+
     @ParameterizedTest
-    @ValueSource(strings = {"3.5.0", "3.5.7", "3.5.12", "3.5.0-RC1", "3.5.8-SNAPSHOT"})
-    void everyPatchAndPreReleaseOfASupportedLineIsSupported(String version) {
-        assertThatCode(() -> SpringBootVersionCheck.check(DEFAULTS, version)).doesNotThrowAnyException();
+    @ValueSource(strings = {".0", ".7", ".12", ".0-RC1", ".8-SNAPSHOT"})
+    void everyPatchAndPreReleaseOfASupportedLineIsSupported(String patch) {
+        assertThatCode(() -> SpringBootVersionCheck.check(DEFAULTS, LINE + patch))
+                .doesNotThrowAnyException();
     }
 
     @Test
-    void anUnsupportedSpringBootVersionFailsNamingItAndTheSupportedOnes() {
-        assertThatThrownBy(() -> SpringBootVersionCheck.check(DEFAULTS, "3.4.2"))
+    void anUnsupportedLineOfTheSameGenerationFailsNamingItAndTheSupportedOnes() {
+        String major = LINE.substring(0, LINE.indexOf('.'));
+        assertThatThrownBy(() -> SpringBootVersionCheck.check(DEFAULTS, major + ".99.2"))
                 .isInstanceOf(IllegalStateException.class)
-                .hasMessage("fenceline-spring-boot-starter is built and tested for Spring Boot 3.5.x but the"
-                        + " application runs on Spring Boot 3.4.2. Run it on Spring Boot 3.5.x, or set"
-                        + " fenceline.spring-boot-version-check=false to start anyway, untested.");
+                .hasMessage(SpringBootGeneration.ARTIFACT + " is built and tested for Spring Boot " + LINE
+                        + ".x but the application runs on Spring Boot " + major + ".99.2. Run it on Spring Boot "
+                        + LINE + ".x, or set fenceline.spring-boot-version-check=false to start anyway, untested.");
+    }
+
+    /** The message each artifact gives on the other generation, keyed by the artifact. */
+    private static final Map<String, String> ON_THE_OTHER_GENERATION = Map.of(
+            "fenceline-spring-boot-starter",
+            "fenceline-spring-boot-starter is built and tested for Spring Boot 3.5.x but the application runs on"
+                    + " Spring Boot 4.0.7. On Spring Boot 4 use fenceline-spring-boot4-starter instead, or set"
+                    + " fenceline.spring-boot-version-check=false to start anyway, untested.",
+            "fenceline-spring-boot4-starter",
+            "fenceline-spring-boot4-starter is built and tested for Spring Boot 4.0.x but the application runs on"
+                    + " Spring Boot 3.5.7. On Spring Boot 3 use fenceline-spring-boot-starter instead, or set"
+                    + " fenceline.spring-boot-version-check=false to start anyway, untested.");
+
+    @Test
+    void onTheOtherGenerationTheMessageNamesTheArtifactBuiltForIt() {
+        String other = LINE.startsWith("3.") ? "4.0.7" : "3.5.7";
+        assertThatThrownBy(() -> SpringBootVersionCheck.check(DEFAULTS, other))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessage(ON_THE_OTHER_GENERATION.get(SpringBootGeneration.ARTIFACT));
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"2.7.18", "3.4.11", "3.6.0", "3.50.0", "4.0.0", "4.0.0-M3"})
+    @ValueSource(strings = {"2.7.18", "3.4.11", "3.6.0", "3.50.0", "4.1.2", "4.0.0-M3", "5.0.0"})
     void everyOtherLineIsUnsupported(String version) {
+        assumeThat(version).doesNotStartWith(LINE + ".");
         assertThatThrownBy(() -> SpringBootVersionCheck.check(DEFAULTS, version))
                 .hasMessageContaining("runs on Spring Boot " + version + ". ");
     }
@@ -62,7 +90,7 @@ class SpringBootVersionCheckTest {
     @Test
     void theCheckSwitchedOffLetsAnUnsupportedVersionStart() {
         MockEnvironment off = new MockEnvironment().withProperty("fenceline.spring-boot-version-check", "false");
-        assertThatCode(() -> SpringBootVersionCheck.check(off, "4.0.0")).doesNotThrowAnyException();
+        assertThatCode(() -> SpringBootVersionCheck.check(off, "5.0.0")).doesNotThrowAnyException();
         assertThatCode(() -> SpringBootVersionCheck.check(off, null)).doesNotThrowAnyException();
     }
 

@@ -10,11 +10,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import org.springframework.boot.actuate.health.AbstractHealthIndicator;
-import org.springframework.boot.actuate.health.Health;
 
 /**
- * {@code /actuator/health/fenceline}: for the auto-configured election and for every fenced task, whether this
+ * What {@code /actuator/health/fenceline} reports: for the auto-configured election and for every fenced task, whether this
  * instance is the leader, the term it holds and whether that term is valid right now
  * ({@link Leadership#isValidNow()}). One election or task: its details directly; several: one entry each, by name.
  * Being a follower is healthy; the status is DOWN only when an election was closed, or a task stopped, while the
@@ -22,19 +20,23 @@ import org.springframework.boot.actuate.health.Health;
  *
  * <p>What it shows is this process's belief at the moment of the call; the fence in PostgreSQL is what decides
  * whether a write under that term commits.
+ *
+ * <p>Free of Spring Boot's health API, which moved between Boot 3 and Boot 4: each starter's
+ * {@code FencelineHealthIndicator} hands this report to its own Boot's {@code Health.Builder}.
  */
-public class FencelineHealthIndicator extends AbstractHealthIndicator {
+final class FencelineHealthReport {
     private final List<LeaderElection> elections;
     private final FencedLeaderTasks tasks;
 
-    public FencelineHealthIndicator(List<LeaderElection> elections, FencedLeaderTasks tasks) {
-        super("fenceline health check failed");
+    FencelineHealthReport(List<LeaderElection> elections, FencedLeaderTasks tasks) {
         this.elections = List.copyOf(elections);
         this.tasks = tasks;
     }
 
-    @Override
-    protected void doHealthCheck(Health.Builder builder) {
+    /** The component's status and details, read now. */
+    record Snapshot(boolean up, Map<String, Object> details) {}
+
+    Snapshot now() {
         Map<String, Map<String, Object>> entries = new LinkedHashMap<>();
         boolean up = true;
         for (LeaderElection e : elections) {
@@ -46,16 +48,9 @@ public class FencelineHealthIndicator extends AbstractHealthIndicator {
             entries.put(h.resource(), details(h));
             up &= h.up();
         }
-        if (entries.size() == 1) {
-            builder.withDetails(entries.values().iterator().next());
-        } else {
-            entries.forEach(builder::withDetail);
-        }
-        if (up) {
-            builder.up();
-        } else {
-            builder.down();
-        }
+        Map<String, Object> details =
+                entries.size() == 1 ? entries.values().iterator().next() : new LinkedHashMap<>(entries);
+        return new Snapshot(up, details);
     }
 
     static Map<String, Object> details(LeaderElection election) {
