@@ -220,6 +220,8 @@ typedef struct CatalogCache
 	Oid			by_resource;	/* high_water_mark_pkey */
 	AttrNumber	lock_key_column;
 	AttrNumber	resource_column;
+	AttrNumber	mark_column;		/* highest_accepted */
+	AttrNumber	leader_column;		/* leader_id */
 } CatalogCache;
 
 static CatalogCache catalog;
@@ -230,27 +232,39 @@ forget_catalog(Datum arg, int cacheid, uint32 hashvalue)
 	memset(&catalog, 0, sizeof(catalog));
 }
 
-/* Looks the mark's table and indexes up when they are not cached; false when they do not exist. */
+/*
+ * The mark's table, its indexes and column numbers, into *out: from the cache, or looked up (into a local first: a
+ * lookup that misses the syscache opens a catalog, which processes invalidations and may empty the cache meanwhile)
+ * and then cached. False when they do not exist.
+ */
 static bool
-find_mark_table(void)
+find_mark_table(CatalogCache *out)
 {
+	CatalogCache c = catalog;
 	Oid			nsp;
 
-	if (OidIsValid(catalog.mark_table) && OidIsValid(catalog.by_lock_key) && OidIsValid(catalog.by_resource))
+	if (OidIsValid(c.mark_table) && OidIsValid(c.by_lock_key) && OidIsValid(c.by_resource))
+	{
+		*out = c;
 		return true;
+	}
 	nsp = get_namespace_oid("fencing", true);
 	if (!OidIsValid(nsp))
 		return false;
-	catalog.mark_table = get_relname_relid("high_water_mark", nsp);
-	catalog.by_lock_key = get_relname_relid("high_water_mark_lock_key_key", nsp);
-	catalog.by_resource = get_relname_relid("high_water_mark_pkey", nsp);
-	if (!OidIsValid(catalog.mark_table) || !OidIsValid(catalog.by_lock_key) || !OidIsValid(catalog.by_resource))
-	{
-		catalog.mark_table = catalog.by_lock_key = catalog.by_resource = InvalidOid;
+	c.mark_table = get_relname_relid("high_water_mark", nsp);
+	c.by_lock_key = get_relname_relid("high_water_mark_lock_key_key", nsp);
+	c.by_resource = get_relname_relid("high_water_mark_pkey", nsp);
+	if (!OidIsValid(c.mark_table) || !OidIsValid(c.by_lock_key) || !OidIsValid(c.by_resource))
 		return false;
-	}
-	catalog.lock_key_column = get_attnum(catalog.mark_table, "lock_key");
-	catalog.resource_column = get_attnum(catalog.mark_table, "resource");
+	c.lock_key_column = get_attnum(c.mark_table, "lock_key");
+	c.resource_column = get_attnum(c.mark_table, "resource");
+	c.mark_column = get_attnum(c.mark_table, "highest_accepted");
+	c.leader_column = get_attnum(c.mark_table, "leader_id");
+	if (c.lock_key_column <= 0 || c.resource_column <= 0 || c.mark_column <= 0 || c.leader_column <= 0)
+		return false;
+	c.fencing_app = catalog.fencing_app;	/* looked up on its own, maybe meanwhile */
+	catalog = c;
+	*out = c;
 	return true;
 }
 
@@ -258,9 +272,11 @@ find_mark_table(void)
 static bool
 may_offer_terms(void)
 {
-	if (!OidIsValid(catalog.fencing_app))
-		catalog.fencing_app = get_role_oid("fencing_app", true);
-	return OidIsValid(catalog.fencing_app) && is_member_of_role(GetSessionUserId(), catalog.fencing_app);
+	Oid			role = catalog.fencing_app;
+
+	if (!OidIsValid(role))
+		catalog.fencing_app = role = get_role_oid("fencing_app", true);
+	return OidIsValid(role) && is_member_of_role(GetSessionUserId(), role);
 }
 
 /*
@@ -278,7 +294,7 @@ typedef enum
 static ProbeResult
 probe_mark(bool by_resource, RegProcedure eq, Datum value, Oid collation, int64 *mark, char **holder, int64 *key)
 {
-	Oid			relid;
+	CatalogCache found;
 	Oid			indexid;
 	Relation	rel;
 	SysScanDesc scan;
@@ -287,14 +303,18 @@ probe_mark(bool by_resource, RegProcedure eq, Datum value, Oid collation, int64 
 	Snapshot	snapshot;
 	ProbeResult result = PROBE_NO_ROW;
 
-	if (!find_mark_table())
+	/*
+	 * A copy: opening the table processes invalidations, and any relation changed anywhere (a temporary table
+	 * created by another session) makes the callbacks forget the cache while this probe still needs it. A stale OID
+	 * fails closed: the table or index no longer opens.
+	 */
+	if (!find_mark_table(&found))
 		return PROBE_MISSING_TABLE;
-	relid = catalog.mark_table;
-	indexid = by_resource ? catalog.by_resource : catalog.by_lock_key;
+	indexid = by_resource ? found.by_resource : found.by_lock_key;
 	snapshot = RegisterSnapshot(GetLatestSnapshot());
-	rel = table_open(relid, AccessShareLock);
+	rel = table_open(found.mark_table, AccessShareLock);
 	/* systable_beginscan takes the heap's column number and maps it to the index's */
-	ScanKeyInit(&skey, by_resource ? catalog.resource_column : catalog.lock_key_column, BTEqualStrategyNumber, eq, value);
+	ScanKeyInit(&skey, by_resource ? found.resource_column : found.lock_key_column, BTEqualStrategyNumber, eq, value);
 	skey.sk_collation = collation;
 	scan = systable_beginscan(rel, indexid, true, snapshot, 1, &skey);
 	tuple = systable_getnext(scan);
@@ -306,12 +326,12 @@ probe_mark(bool by_resource, RegProcedure eq, Datum value, Oid collation, int64 
 
 		/* heap_deform_tuple, not heap_getattr: the inline version differs between minor releases' headers */
 		heap_deform_tuple(tuple, desc, values, nulls);
-		if (!nulls[1])			/* highest_accepted, NOT NULL */
+		if (!nulls[found.mark_column - 1] && !nulls[found.lock_key_column - 1])	/* both NOT NULL */
 		{
-			*mark = DatumGetInt64(values[1]);
-			*holder = nulls[2] ? NULL : TextDatumGetCString(values[2]);	/* leader_id */
+			*mark = DatumGetInt64(values[found.mark_column - 1]);
+			*holder = nulls[found.leader_column - 1] ? NULL : TextDatumGetCString(values[found.leader_column - 1]);
 			if (key != NULL)
-				*key = DatumGetInt64(values[catalog.lock_key_column - 1]);	/* lock_key, NOT NULL */
+				*key = DatumGetInt64(values[found.lock_key_column - 1]);
 			result = PROBE_FOUND;
 		}
 	}

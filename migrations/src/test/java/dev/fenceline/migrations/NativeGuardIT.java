@@ -10,6 +10,9 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
@@ -130,6 +133,58 @@ class NativeGuardIT {
                 assertThatThrownBy(old::commit).isInstanceOf(SQLException.class);
             }
             assertThat(text(a, "SELECT count(*) FROM ledger_a WHERE id = 9001")).isEqualTo("0");
+        }
+    }
+
+    /**
+     * The native guard caches the mark's table and indexes per backend and forgets them on any relation's
+     * invalidation. Another session creating and dropping tables while the leader writes sends such invalidations in
+     * the middle of an entering: every write at the current term must still go through.
+     */
+    @Test
+    void writesAtTheCurrentTermGoThroughWhileAnotherSessionKeepsChangingTables() throws Exception {
+        NativeGuard.assumeLoads(db);
+        try (Connection admin = db.dataSource().getConnection();
+                Statement a = admin.createStatement()) {
+            assertThat(text(a, "SELECT fencing.use_native_guard()")).isEqualTo("native");
+            String term =
+                    text(a, "SELECT highest_accepted FROM fencing.high_water_mark WHERE resource = 'native-guard'");
+            if ("0".equals(term)) {
+                term = text(a, "SELECT fencing.enter('native-guard', 1)");
+            }
+            AtomicBoolean writing = new AtomicBoolean(true);
+            Thread churn = new Thread(() -> {
+                try (Connection other = db.dataSource().getConnection();
+                        Statement o = other.createStatement()) {
+                    long deadline = System.currentTimeMillis() + 60_000;
+                    for (int i = 0; i < 100_000 && writing.get() && System.currentTimeMillis() < deadline; i++) {
+                        o.execute("CREATE TEMP TABLE churn_" + (i % 4) + " (id int)");
+                        o.execute("DROP TABLE churn_" + (i % 4));
+                    }
+                } catch (SQLException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            churn.start();
+            List<String> failures = new ArrayList<>();
+            try (Connection leader = db.dataSource().getConnection();
+                    Statement w = leader.createStatement()) {
+                leader.setAutoCommit(false);
+                for (int i = 0; i < 1500; i++) {
+                    try {
+                        w.execute("SET LOCAL fencing.term = '" + term + "'");
+                        w.execute("INSERT INTO ledger_b VALUES (" + (20_000 + i) + ")");
+                        leader.commit();
+                    } catch (SQLException e) {
+                        failures.add(e.getSQLState() + " " + e.getMessage());
+                        leader.rollback();
+                    }
+                }
+            } finally {
+                writing.set(false);
+                churn.join(60_000);
+            }
+            assertThat(failures).as("writes at the current term that failed").isEmpty();
         }
     }
 
