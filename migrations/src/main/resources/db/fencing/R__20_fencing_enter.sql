@@ -25,9 +25,9 @@
 --    resource are serialised by a row lock on the mark, which only the owner of these functions can take: while nobody
 --    holds it, whoever holds or queues for K(r) exclusively is squatting, and an entering that cannot get K(r) at once
 --    terminates it (fencing.take_fence_share). An advance that waits half of advance_timeout for the row lock
---    terminates the holders of K(r): an advance left open (a frozen leader's first transaction), or a REPEATABLE READ
---    writer holding the row FOR SHARE, must not stop every later one. Mistaking an advance for a squatter only aborts
---    that advance.
+--    terminates the exclusive holders of K(r): an advance left open (a frozen leader's first transaction) must not
+--    stop every later one. Mistaking an advance for a squatter only aborts that advance. Nothing else keeps the row
+--    locked: entering under REPEATABLE READ gives its row lock back at once.
 --  * Out of scope (documented non-goals): superusers and table owners (they can disable triggers).
 --
 -- SQLSTATEs raised by the fencing functions (class FL):
@@ -189,9 +189,9 @@ BEGIN
   BEGIN   -- a subtransaction: when another advance got there first, its row lock is given back below
     -- 1. One advance of a resource at a time: the mark row, which only the owner of these functions can lock (the
     --    application roles have SELECT only), so no other login can pose as an advance in flight.
-    --    An advance whose transaction stays open keeps it: after half of advance_timeout the holders of the fence lock
-    --    are terminated (an advance in flight takes milliseconds; one left open belongs to a leader that is older
-    --    than us, or will find its term stale when it retries).
+    --    An advance whose transaction stays open keeps it: after half of advance_timeout the exclusive holders of the
+    --    fence lock are terminated (an advance left open that long belongs to a frozen leader, or will find its term
+    --    stale when it retries).
     LOOP
       PERFORM set_config('lock_timeout', least(200, greatest(1, (extract(epoch FROM v_deadline - clock_timestamp()) * 1000)::bigint))::text, true);
       BEGIN
@@ -204,10 +204,8 @@ BEGIN
                              p_resource, p_term, v_timeout),
             HINT = 'See pg_locks / pg_stat_activity for the transaction holding it.';
         END IF;
-        -- Every holder of the fence lock, not only an exclusive one: a REPEATABLE READ writer of the current term
-        -- holds the mark row FOR SHARE while it is open, and step 2 would end it anyway.
         IF clock_timestamp() >= v_deadline - v_timeout / 2 THEN
-          v_ended := v_ended || fencing.end_fence_holders(p_key, false, false);
+          v_ended := v_ended || fencing.end_fence_holders(p_key, true, false);
         END IF;
       END;
     END LOOP;
@@ -379,9 +377,15 @@ BEGIN
   -- SERIALIZABLE the transaction's snapshot may be older: FOR SHARE turns a mark moved since into a serialization
   -- failure.
   IF v_strict THEN
+    -- The row lock only tells whether the row changed after the snapshot; it is given back at once (the block is
+    -- rolled back), since held for the rest of the transaction it would stop the next advance at its first step.
     BEGIN
       SELECT highest_accepted, leader_id INTO v_mark, v_holder FROM fencing.high_water_mark WHERE resource = p_resource FOR SHARE;
-    EXCEPTION WHEN serialization_failure THEN
+      RAISE EXCEPTION USING ERRCODE = 'FL0A2';   -- not an error: rolls the row lock back (caught below)
+    EXCEPTION
+    WHEN SQLSTATE 'FL0A2' THEN
+      NULL;
+    WHEN serialization_failure THEN
       -- A newer mark committed after this transaction's snapshot (only an advance changes the row, and only upwards;
       -- the snapshot showed p_term): the term is stale. Rejected and audited like any stale term.
       PERFORM fencing.reject('FL001', 'stale_term', p_resource, p_term, p_leader_id, p_table, p_operation,
