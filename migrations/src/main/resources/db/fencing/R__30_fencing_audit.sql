@@ -65,6 +65,12 @@ BEGIN
     refusal := format('reason %s is not one of %s', quote_literal(left(reason, 40)), array_to_string(fencing.rejection_reasons(), ', '));
     RETURN;
   END IF;
+  -- The writer reports only refusals of its term (recorded as stale_term or term_conflict); every other reason is
+  -- the trigger's own observation, not to be claimed by a caller.
+  IF NOT p_from_trigger AND reason NOT IN ('stale_term', 'term_conflict') THEN
+    refusal := format('reason %s is recorded by the trigger only', quote_literal(reason));
+    RETURN;
+  END IF;
   IF p_from_trigger THEN
     -- The trigger names the table it guards (schema.table, quoted as format('%I.%I') quotes) and the statement.
     IF p_table_name IS NULL THEN
@@ -83,7 +89,7 @@ BEGIN
     END IF;
   END IF;
 
-  IF reason = 'stale_term' AND p_offered_term IS NOT NULL AND p_offered_term >= mark
+  IF p_from_trigger AND reason = 'stale_term' AND p_offered_term IS NOT NULL AND p_offered_term >= mark
      AND current_setting('transaction_isolation') <> 'read committed' THEN
     -- This transaction's snapshot may predate the mark: a row lock on it fails with a serialization failure exactly
     -- when an advance committed since (the only change the row sees, always upwards). The mark then recorded is the

@@ -253,6 +253,22 @@ class AuditPathIT {
                     s,
                     "SELECT fencing.record_rejection('nowhere', 1, 9, 'x', 'public.payment', 'INSERT', 'k', NULL)",
                     "FL003");
+            // Reasons only the trigger observes, claimed by a caller with any term.
+            for (String reason : new String[] {"invalid_leader_id", "advance_isolation"}) {
+                rejected(
+                        s,
+                        "SELECT fencing.record_rejection('ledger', 999, NULL, repeat('x', 300), 'public.payment',"
+                                + " 'INSERT', 'k', NULL, '" + reason + "')",
+                        "FL003");
+            }
+            // A term above the mark, claimed stale from a REPEATABLE READ snapshot taken before any advance.
+            s.execute("BEGIN ISOLATION LEVEL REPEATABLE READ");
+            rejected(
+                    s,
+                    "SELECT fencing.record_rejection('ledger', 999999999, NULL, 'x', 'public.payment', 'INSERT', 'k',"
+                            + " NULL)",
+                    "FL003");
+            s.execute("ROLLBACK");
             s.execute("SET fencing.term = '5'");
             rejected(
                     s,
