@@ -296,17 +296,19 @@ BEGIN
   WHILE v_found AND v_round < 1000 LOOP
     v_found := false;
     v_round := v_round + 1;
-    -- Unprotected children, and children protected on their own (before they were attached) with other operations
-    -- than their parent's: a child fences at least what its parent fences.
+    -- Unprotected children, and children that fence less than a parent (protected on their own before they were
+    -- attached, or moved from a parent that fenced less): a child fences at least what each of its parents fences,
+    -- so it gets the union of its own operations and the parent's (growing only: two parents cannot take turns).
     FOR r IN SELECT i.inhrelid::regclass AS child, i.inhparent::regclass AS parent, p.resource, q.tbl IS NOT NULL AS known
                FROM pg_inherits i JOIN fencing.protected_table p ON p.tbl = i.inhparent
                LEFT JOIN fencing.protected_table q ON q.tbl = i.inhrelid
               WHERE q.tbl IS NULL
-                 OR (q.resource = p.resource AND q.parent IS NULL
-                     AND array_remove(fencing.fenced_operations(i.inhrelid), 'TRUNCATE')      -- none on a foreign table
-                         IS DISTINCT FROM array_remove(fencing.fenced_operations(i.inhparent), 'TRUNCATE')) LOOP
+                 OR (q.resource = p.resource
+                     AND NOT coalesce(fencing.fenced_operations(i.inhrelid), '{}') || ARRAY['TRUNCATE']   -- none on a foreign table
+                             @> coalesce(fencing.fenced_operations(i.inhparent), '{}')) LOOP
       PERFORM fencing.protect_one(r.child, r.resource, r.parent, '10s',
-                                  coalesce(fencing.fenced_operations(r.parent), fencing.operations_to_fence(NULL)));
+                                  fencing.operations_to_fence(coalesce(fencing.fenced_operations(r.parent), '{}')
+                                                              || coalesce(fencing.fenced_operations(r.child), '{}')));
       IF r.known THEN
         UPDATE fencing.protected_table SET parent = r.parent WHERE tbl = r.child;
       END IF;
@@ -375,13 +377,13 @@ END
 $do$;
 
 -- Children of protected tables that are not protected themselves (empty while the event triggers are installed).
--- Also children that fence other operations than their parent.
+-- Also children that fence less than their parent.
 CREATE OR REPLACE VIEW fencing.unprotected_children AS
 SELECT i.inhrelid::regclass AS child, i.inhparent::regclass AS parent, p.resource
   FROM pg_inherits i JOIN fencing.protected_table p ON p.tbl = i.inhparent
  WHERE NOT EXISTS (SELECT 1 FROM fencing.protected_table q WHERE q.tbl = i.inhrelid AND q.resource = p.resource
-                      AND array_remove(fencing.fenced_operations(i.inhrelid), 'TRUNCATE')
-                          IS NOT DISTINCT FROM array_remove(fencing.fenced_operations(i.inhparent), 'TRUNCATE'));
+                      AND coalesce(fencing.fenced_operations(i.inhrelid), '{}') || ARRAY['TRUNCATE']
+                          @> coalesce(fencing.fenced_operations(i.inhparent), '{}'));
 
 REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA fencing FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION fencing.protect_table(regclass, text, text, text[]), fencing.unprotect_table(regclass, text)

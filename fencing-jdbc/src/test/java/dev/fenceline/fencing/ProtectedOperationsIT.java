@@ -194,6 +194,27 @@ class ProtectedOperationsIT {
         }
     }
 
+    /** A partition moved from a parent that leaves INSERT free to one that fences it fences INSERT from then on. */
+    @Test
+    void aPartitionMovedToAParentThatFencesMoreFencesWhatItsNewParentFences() throws Exception {
+        Fixtures.sql(
+                db,
+                "CREATE TABLE ops_from (id bigint NOT NULL, status text) PARTITION BY RANGE (id)",
+                "CREATE TABLE ops_to (id bigint NOT NULL, status text) PARTITION BY RANGE (id)",
+                "SELECT fencing.protect_table('ops_from', 'ops-move', '2s', ARRAY['UPDATE', 'DELETE'])",
+                "SELECT fencing.protect_table('ops_to', 'ops-move')",
+                "CREATE TABLE ops_moved PARTITION OF ops_from FOR VALUES FROM (1) TO (100)",
+                "ALTER TABLE ops_from DETACH PARTITION ops_moved",
+                "ALTER TABLE ops_to ATTACH PARTITION ops_moved FOR VALUES FROM (1) TO (100)");
+        assertThat(Fixtures.text(
+                        db,
+                        "SELECT operations::text || ' ' || coalesce(parent::text, 'none') FROM fencing.protected_operations"
+                                + " WHERE tbl = 'ops_moved'::regclass"))
+                .isEqualTo("{INSERT,UPDATE,DELETE,TRUNCATE} ops_to");
+        assertThat(count(db, "SELECT count(*) FROM fencing.unprotected_children"))
+                .isZero();
+    }
+
     /** {@code CREATE SCHEMA ... CREATE TABLE ... PARTITION OF} is one command whose tag is CREATE SCHEMA. */
     @Test
     void aPartitionCreatedInsideCreateSchemaIsProtected() throws Exception {

@@ -88,7 +88,7 @@ public class UnprotectedChildren extends TableImpl<UnprotectedChildrenRecord> {
            JOIN fencing.protected_table p ON (((p.tbl)::oid = i.inhparent)))
         WHERE (NOT (EXISTS ( SELECT 1
                  FROM fencing.protected_table q
-                WHERE (((q.tbl)::oid = i.inhrelid) AND (q.resource = p.resource) AND (NOT (array_remove(fencing.fenced_operations((i.inhrelid)::regclass), 'TRUNCATE'::text) IS DISTINCT FROM array_remove(fencing.fenced_operations((i.inhparent)::regclass), 'TRUNCATE'::text)))))));
+                WHERE (((q.tbl)::oid = i.inhrelid) AND (q.resource = p.resource) AND ((COALESCE(fencing.fenced_operations((i.inhrelid)::regclass), '{}'::text[]) || ARRAY['TRUNCATE'::text]) @> COALESCE(fencing.fenced_operations((i.inhparent)::regclass), '{}'::text[]))))));
         """), where);
     }
 
