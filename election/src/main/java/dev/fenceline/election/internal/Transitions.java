@@ -38,7 +38,8 @@ public final class Transitions {
     private Transitions() {}
 
     public static boolean allowed(LeadershipState from, LeadershipState to) {
-        return ALLOWED.get(from).contains(to);
+        Set<LeadershipState> next = ALLOWED.get(from); // every state has an entry
+        return next != null && next.contains(to);
     }
 
     /** @throws IllegalStateException naming both states if the transition is not allowed */
