@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -246,7 +247,9 @@ public final class LeaderTask implements AutoCloseable {
         private final String resource;
         private final TaskWork<P> work;
         private LeaderTaskConfig config = LeaderTaskConfig.defaults();
-        private ElectionAdmin admin;
+        /** Null: the task connects its own. */
+        private @Nullable ElectionAdmin admin;
+
         private final List<TaskListener> listeners = new CopyOnWriteArrayList<>();
         private LongSupplier nanoClock = System::nanoTime;
         private Clock wallClock = Clock.systemUTC();
