@@ -29,7 +29,7 @@ final class TextSettings {
     static List<String> csv(@Nullable String csv) {
         List<String> list = new ArrayList<>();
         if (csv != null) {
-            for (String s : csv.split(",")) {
+            for (String s : csv.split(",", -1)) { // empty items, trailing ones too, are skipped below
                 if (!s.isBlank()) {
                     list.add(s.trim());
                 }

@@ -106,6 +106,8 @@ public final class LeaderTask implements AutoCloseable {
     }
 
     /**
+     * A builder of the task that runs {@code work} on {@code resource} while this process leads.
+     *
      * @param session  the election session to campaign through (the task creates its own handle in it)
      * @param writer   the fenced writer of the resource's database
      * @param resource the fenced resource ({@code [A-Za-z0-9][A-Za-z0-9._:-]{0,62}}); also the election's name

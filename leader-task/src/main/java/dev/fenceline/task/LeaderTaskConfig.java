@@ -177,7 +177,11 @@ public final class LeaderTaskConfig {
 
         private Builder() {}
 
-        /** @param electionName {@code [A-Za-z0-9._-]{1,128}}, or null for the resource's name */
+        /**
+         * The election to campaign in.
+         *
+         * @param electionName {@code [A-Za-z0-9._-]{1,128}}, or null for the resource's name
+         */
         public Builder electionName(@Nullable String electionName) {
             if (electionName != null && !ELECTION_NAME.matcher(electionName).matches()) {
                 throw new IllegalArgumentException(
@@ -187,7 +191,11 @@ public final class LeaderTaskConfig {
             return this;
         }
 
-        /** @param candidateId 1 to 200 characters, not blank */
+        /**
+         * This candidate's id, also the fencing token's leader id.
+         *
+         * @param candidateId 1 to 200 characters, not blank
+         */
         public Builder candidateId(String candidateId) {
             if (candidateId == null || candidateId.isBlank() || candidateId.length() > MAX_CANDIDATE_ID) {
                 throw new IllegalArgumentException("candidateId must be 1 to " + MAX_CANDIDATE_ID
@@ -226,7 +234,11 @@ public final class LeaderTaskConfig {
             return this;
         }
 
-        /** @param schedule not null; see {@link TaskSchedule} for what it does to the pauses above */
+        /**
+         * When the runs start.
+         *
+         * @param schedule not null; see {@link TaskSchedule} for what it does to the pauses above
+         */
         public Builder schedule(TaskSchedule schedule) {
             if (schedule == null) {
                 throw new IllegalArgumentException(

@@ -313,7 +313,8 @@ final class TaskLoop implements Runnable {
         resigned = TaskDecision.Tenure.of(l);
         metrics.resigned();
         status.setPhase(TaskPhase.CAMPAIGNING, l.term(), "resigning term " + l.term() + ": " + why);
-        election.resign().whenComplete((v, e) -> {
+        // the loop does not wait for the delete; the callback logs a failure, so the stage it returns adds nothing
+        var unused = election.resign().whenComplete((v, e) -> {
             if (e != null) {
                 log.warn("task {}: resigning term {} did not complete: {}", resource, l.term(), e.toString());
             }

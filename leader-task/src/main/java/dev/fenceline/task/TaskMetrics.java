@@ -78,7 +78,7 @@ final class TaskMetrics {
         Objects.requireNonNull(runs.get(r.outcome()), "runs meter").increment();
         Objects.requireNonNull(durations.get(r.outcome()), "duration meter").record(r.duration());
         if (r.outcome() == RunOutcome.COMMITTED) {
-            units.increment(r.units());
+            units.increment((double) r.units()); // a counter counts in doubles; exact up to 2^53 units
         }
     }
 

@@ -45,6 +45,8 @@ public final class TaskSchedule {
     @FunctionalInterface
     public interface NextStart {
         /**
+         * When the next run is due.
+         *
          * @param lastStart when the term's last run started (never before it was due); before the term's first run,
          *                  when the term was won
          * @param lastEnd   when that run ended; before the term's first run, when the term was won

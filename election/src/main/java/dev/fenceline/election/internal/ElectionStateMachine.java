@@ -241,7 +241,9 @@ final class ElectionStateMachine {
         ElectionDecision.Action action = d.action();
         if (action instanceof ElectionDecision.Stay || action instanceof ElectionDecision.ResumeLeader) {
             if (d.staleResignRequest() != null) {
-                store.deleteResignRequest(keys, d.staleResignRequest().modRevision());
+                // best effort: a stale request left in place is found again by the next read
+                var unused =
+                        store.deleteResignRequest(keys, d.staleResignRequest().modRevision());
             }
             if (action instanceof ElectionDecision.ResumeLeader) {
                 // decide() resumes only a held term, and l is the term it was given
@@ -258,7 +260,8 @@ final class ElectionStateMachine {
                     : r.reason() == LossReason.RESIGN_REQUESTED
                             ? "resign requested via " + keys.resignRequest()
                             : r.why();
-            resignNow(r.reason(), why, r.withResignRequest(), false);
+            // the release retries the delete until it is done; nobody here waits for it
+            var unused = resignNow(r.reason(), why, r.withResignRequest(), false);
         } else if (action instanceof ElectionDecision.AdoptCampaign a) {
             won(
                     a.record(),
@@ -356,7 +359,8 @@ final class ElectionStateMachine {
 
     private void releaseIfHeld(LossReason reason, String why) {
         if (leadership != null) {
-            resignNow(reason, why, false, false);
+            // the release retries the delete until it is done; nobody here waits for it
+            var unused = resignNow(reason, why, false, false);
         }
     }
 

@@ -79,7 +79,7 @@ final class EtcdFailure {
         return m == null || m.toLowerCase(Locale.ROOT).contains("lease");
     }
 
-    /** What failed in a {@link java.util.concurrent.Future#get()}: the cause, or {@code e} itself in the (unseen) case that it has none. */
+    /** What failed in a {@code Future.get()}: the cause, or {@code e} itself in the (unseen) case it has none. */
     static Throwable causeOf(ExecutionException e) {
         Throwable cause = e.getCause();
         return cause != null ? cause : e;

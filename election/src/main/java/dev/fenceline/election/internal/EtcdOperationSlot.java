@@ -52,7 +52,8 @@ final class EtcdOperationSlot {
      */
     <T> void run(Supplier<CompletableFuture<T>> op, BiConsumer<T, Throwable> then) {
         opInFlight = true;
-        op.get()
+        // then receives the operation's failure; the stage the callback returns adds nothing
+        var unused = op.get()
                 .whenCompleteAsync(
                         (result, error) -> {
                             opInFlight = false;

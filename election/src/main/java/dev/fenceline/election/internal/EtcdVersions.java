@@ -46,7 +46,8 @@ final class EtcdVersions {
         if (dash >= 0) {
             s = s.substring(0, dash);
         }
-        String[] parts = s.split("\\.");
+        // -1 keeps trailing empty parts: only the first three are read, and an empty one fails as a missing one does
+        String[] parts = s.split("\\.", -1);
         if (parts.length < 3) {
             return null;
         }

@@ -241,7 +241,8 @@ final class LeaseKeeper {
      */
     private void sendRenewal(long id, int endpoint, int attempt) {
         long sent = clock.nanoTime();
-        etcd.keepAliveOnce(id, endpoint)
+        // onRenewResult handles a failed renewal itself; the stage it returns adds nothing
+        var unused = etcd.keepAliveOnce(id, endpoint)
                 .whenCompleteAsync((r, e) -> onRenewResult(id, endpoint, attempt, sent, r, e), timer);
     }
 
@@ -322,7 +323,8 @@ final class LeaseKeeper {
             return;
         }
         long sent = clock.nanoTime();
-        etcd.grant(config.ttl().toSeconds())
+        // the callback handles a failed grant itself; the stage it returns adds nothing
+        var unused = etcd.grant(config.ttl().toSeconds())
                 .whenCompleteAsync(
                         (r, e) -> {
                             if (view.health() != Health.GONE) {

@@ -183,7 +183,8 @@ final class PrefixWatch {
                 config.keyPrefix(),
                 compacted ? "current" : etcd.history().revision() + 1,
                 t == null ? "stream completed" : LeaseKeeper.describe(t));
-        threads.schedule(() -> restart(compacted), delay);
+        // a failed restart reports itself through onError; null once the pool is shut down, when no watch is wanted
+        var unused = threads.schedule(() -> restart(compacted), delay);
     }
 
     private void restart(boolean fromCurrent) {
@@ -192,7 +193,8 @@ final class PrefixWatch {
         }
         if (fromCurrent) {
             ClusterHistory.Mark before = etcd.history().mark();
-            etcd.get(config.keyPrefix()).whenComplete((r, e) -> {
+            // the callback hands a failed read to onError; the stage it returns adds nothing
+            var unused = etcd.get(config.keyPrefix()).whenComplete((r, e) -> {
                 if (e != null) {
                     onError(-1, e);
                     return;

@@ -57,6 +57,8 @@ final class RecordRelease {
     }
 
     /** Sends the pending delete; the slot must be free. */
+    // identity on purpose: a request equal in value but made later (a new release) is not the one in flight
+    @SuppressWarnings("ReferenceEquality")
     void deleteNow() {
         RecordToDelete d = recordToDelete;
         if (d == null) {

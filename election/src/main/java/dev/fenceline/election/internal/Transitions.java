@@ -42,7 +42,11 @@ public final class Transitions {
         return next != null && next.contains(to);
     }
 
-    /** @throws IllegalStateException naming both states if the transition is not allowed */
+    /**
+     * Checks that {@code from -> to} is allowed.
+     *
+     * @throws IllegalStateException naming both states if the transition is not allowed
+     */
     public static void check(LeadershipState from, LeadershipState to) {
         if (!allowed(from, to)) {
             throw new IllegalStateException("illegal election state transition " + from + " -> " + to);
