@@ -60,9 +60,7 @@ final class ElectionStateMachine {
     /** Whether the election is started and not closed. */
     private final BooleanSupplier started;
 
-    /** The term held; null when none is. */
     private volatile @Nullable LeadershipImpl leadership;
-
     private volatile long lastTermSeen;
     /** The leader record of the latest read of the keys (null: none there). */
     private volatile @Nullable LeaderRecord observedLeader;
@@ -226,8 +224,7 @@ final class ElectionStateMachine {
     private void apply(ElectionDecision.Decision d, KeysSnapshot s, @Nullable LeadershipImpl l, long leaseId) {
         LossReason lost = d.lost();
         if (lost != null) {
-            // decide() gives a reason text with every loss; the reason's name only keeps the type non-null
-            loseTerm(lost, Objects.requireNonNullElse(d.lostWhy(), lost.name()));
+            loseTerm(lost, Objects.requireNonNullElse(d.lostWhy(), lost.name())); // decide() sets both
         }
         if (d.keepInDoubtAt() >= 0) {
             campaigner.keepInDoubtAt(d.keepInDoubtAt());
@@ -240,10 +237,9 @@ final class ElectionStateMachine {
         }
         ElectionDecision.Action action = d.action();
         if (action instanceof ElectionDecision.Stay || action instanceof ElectionDecision.ResumeLeader) {
-            if (d.staleResignRequest() != null) {
-                // best effort: a stale request left in place is found again by the next read
-                var unused =
-                        store.deleteResignRequest(keys, d.staleResignRequest().modRevision());
+            StoredKey stale = d.staleResignRequest();
+            if (stale != null) { // best effort: a stale request left in place is found again by the next read
+                var unused = store.deleteResignRequest(keys, stale.modRevision());
             }
             if (action instanceof ElectionDecision.ResumeLeader) {
                 // decide() resumes only a held term, and l is the term it was given
@@ -260,8 +256,7 @@ final class ElectionStateMachine {
                     : r.reason() == LossReason.RESIGN_REQUESTED
                             ? "resign requested via " + keys.resignRequest()
                             : r.why();
-            // the release retries the delete until it is done; nobody here waits for it
-            var unused = resignNow(r.reason(), why, r.withResignRequest(), false);
+            var unused = resignNow(r.reason(), why, r.withResignRequest(), false); // the release retries until done
         } else if (action instanceof ElectionDecision.AdoptCampaign a) {
             won(
                     a.record(),
@@ -359,8 +354,7 @@ final class ElectionStateMachine {
 
     private void releaseIfHeld(LossReason reason, String why) {
         if (leadership != null) {
-            // the release retries the delete until it is done; nobody here waits for it
-            var unused = resignNow(reason, why, false, false);
+            var unused = resignNow(reason, why, false, false); // the release retries until done; nobody waits
         }
     }
 
