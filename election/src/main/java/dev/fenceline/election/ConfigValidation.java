@@ -5,6 +5,7 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Checks the endpoints, key prefix and operational settings of an {@link ElectionConfig} where they enter, in
@@ -34,7 +35,7 @@ final class ConfigValidation {
         return out;
     }
 
-    private static void checkEndpoint(String e) {
+    private static void checkEndpoint(@Nullable String e) {
         String why = null;
         URI uri = null;
         if (e == null || e.isBlank()) {
@@ -48,12 +49,15 @@ final class ConfigValidation {
                 why = "it is not a URI (" + ex.getMessage() + ")";
             }
         }
-        if (why == null && (uri.getHost() == null || uri.getHost().isEmpty())) {
-            why = "it has no host";
-        } else if (why == null && (uri.getPort() < 1 || uri.getPort() > 65535)) {
-            why = "it has no port in 1..65535";
-        } else if (why == null && uri.getPath() != null && !uri.getPath().isEmpty() && !"/".equals(uri.getPath())) {
-            why = "it has a path";
+        // uri is set exactly when no reason was found above
+        if (why == null && uri != null) {
+            if (uri.getHost() == null || uri.getHost().isEmpty()) {
+                why = "it has no host";
+            } else if (uri.getPort() < 1 || uri.getPort() > 65535) {
+                why = "it has no port in 1..65535";
+            } else if (uri.getPath() != null && !uri.getPath().isEmpty() && !"/".equals(uri.getPath())) {
+                why = "it has a path";
+            }
         }
         if (why != null) {
             throw new ElectionException("endpoints must be etcd client URLs like http://127.0.0.1:2379 or "
@@ -63,7 +67,7 @@ final class ConfigValidation {
     }
 
     /** Every election key is {@code <keyPrefix><election>/...}, so the prefix must be one clean directory. */
-    static void keyPrefix(String keyPrefix) {
+    static void keyPrefix(@Nullable String keyPrefix) {
         if (keyPrefix == null || !keyPrefix.startsWith("/") || !keyPrefix.endsWith("/") || keyPrefix.contains("//")) {
             throw new ElectionException("keyPrefix must start and end with '/' (e.g. /fenceline/) but was: "
                     + (keyPrefix == null ? "null" : "'" + keyPrefix + "'"));
@@ -113,18 +117,18 @@ final class ConfigValidation {
         }
     }
 
-    static void meterRegistry(MeterRegistry meterRegistry) {
+    static void meterRegistry(@Nullable MeterRegistry meterRegistry) {
         if (meterRegistry == null) {
             throw new ElectionException("meterRegistry must not be null (use Metrics.globalRegistry for the default)");
         }
     }
 
     /** A duration as the messages (and {@link ElectionConfig#toString()}) show it. */
-    static String ms(Duration d) {
+    static String ms(@Nullable Duration d) {
         return d == null ? "null" : d.toMillis() + "ms";
     }
 
-    static void require(String name, Object value) {
+    static void require(String name, @Nullable Object value) {
         if (value == null) {
             throw new ElectionException(name + " must not be null");
         }

@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Immutable, validated configuration of an {@link ElectionSession} / {@link ElectionAdmin}.
@@ -84,27 +85,27 @@ public final class ElectionConfig {
     }
 
     /** PEM bundle of the CAs that may sign the etcd server certificates; null for plain http. */
-    public Path tlsCaFile() {
+    public @Nullable Path tlsCaFile() {
         return security.tlsCaFile;
     }
 
     /** PEM client certificate for mutual TLS; null if none. */
-    public Path tlsClientCertFile() {
+    public @Nullable Path tlsClientCertFile() {
         return security.tlsClientCertFile;
     }
 
     /** PEM (PKCS#8) private key of {@link #tlsClientCertFile()}; null if none. */
-    public Path tlsClientKeyFile() {
+    public @Nullable Path tlsClientKeyFile() {
         return security.tlsClientKeyFile;
     }
 
     /** etcd user (RBAC); null without authentication. */
-    public String username() {
+    public @Nullable String username() {
         return security.username;
     }
 
-    /** Password of {@link #username()}; never printed by {@link #toString()}. */
-    public String password() {
+    /** Password of {@link #username()}; null without authentication; never printed by {@link #toString()}. */
+    public @Nullable String password() {
         return security.password;
     }
 
@@ -184,9 +185,10 @@ public final class ElectionConfig {
         private List<String> endpoints = new ArrayList<>();
         private String keyPrefix = "/fenceline/";
         private Duration ttl = Duration.ofSeconds(5);
-        private Duration renewInterval;
-        private Duration safetyMargin;
-        private Duration callTimeout;
+        // null = derived from the ttl when built
+        private @Nullable Duration renewInterval;
+        private @Nullable Duration safetyMargin;
+        private @Nullable Duration callTimeout;
         private Duration connectTimeout = Duration.ofSeconds(5);
         private Duration retryBackoffMin = Duration.ofMillis(50);
         private Duration retryBackoffMax = Duration.ofSeconds(1);
@@ -194,11 +196,12 @@ public final class ElectionConfig {
         private Duration leaseLossHoldOff = Duration.ZERO;
         private MeterRegistry meterRegistry = Metrics.globalRegistry;
         private boolean closeOnShutdown = true;
-        private Path tlsCaFile;
-        private Path tlsClientCertFile;
-        private Path tlsClientKeyFile;
-        private String username;
-        private String password;
+        // null = not set
+        private @Nullable Path tlsCaFile;
+        private @Nullable Path tlsClientCertFile;
+        private @Nullable Path tlsClientKeyFile;
+        private @Nullable String username;
+        private @Nullable String password;
 
         private Builder() {}
 
@@ -206,7 +209,7 @@ public final class ElectionConfig {
          * CA bundle (PEM) that signed the etcd server certificates; required for {@code https://} endpoints,
          * rejected for {@code http://} ones. Env: {@code FENCELINE_ETCD_CA}.
          */
-        public Builder tlsCaFile(Path caFile) {
+        public Builder tlsCaFile(@Nullable Path caFile) {
             this.tlsCaFile = caFile;
             return this;
         }
@@ -215,7 +218,7 @@ public final class ElectionConfig {
          * Client certificate and its private key (PEM; the key in PKCS#8) for etcd's {@code --client-cert-auth}.
          * Env: {@code FENCELINE_ETCD_CERT}, {@code FENCELINE_ETCD_KEY}.
          */
-        public Builder tlsClientCert(Path certFile, Path keyFile) {
+        public Builder tlsClientCert(@Nullable Path certFile, @Nullable Path keyFile) {
             this.tlsClientCertFile = certFile;
             this.tlsClientKeyFile = keyFile;
             return this;
@@ -225,7 +228,7 @@ public final class ElectionConfig {
          * etcd RBAC credentials. The user's role needs readwrite on {@code keyPrefix} (as a prefix); lease grant,
          * renewal and revoke need no key permission. Env: {@code FENCELINE_ETCD_USER}, {@code FENCELINE_ETCD_PASSWORD}.
          */
-        public Builder credentials(String username, String password) {
+        public Builder credentials(@Nullable String username, @Nullable String password) {
             this.username = username;
             this.password = password;
             return this;
@@ -263,7 +266,7 @@ public final class ElectionConfig {
          * etcd client URLs, e.g. {@code http://127.0.0.1:2379}; {@code 127.0.0.1:2379} (no scheme) means http, as
          * with etcdctl. Required, at least one.
          */
-        public Builder endpoints(List<String> endpoints) {
+        public Builder endpoints(@Nullable List<String> endpoints) {
             this.endpoints = endpoints == null ? new ArrayList<>() : new ArrayList<>(endpoints);
             return this;
         }
@@ -273,7 +276,7 @@ public final class ElectionConfig {
         }
 
         /** Comma-separated endpoints, as in {@code FENCELINE_ETCD}. */
-        public Builder endpointsCsv(String csv) {
+        public Builder endpointsCsv(@Nullable String csv) {
             return endpoints(TextSettings.csv(csv));
         }
 
@@ -290,7 +293,7 @@ public final class ElectionConfig {
         }
 
         /** How often the lease keeper renews the lease. Must be less than ttl/3. Default ttl/5. */
-        public Builder renewInterval(Duration renewInterval) {
+        public Builder renewInterval(@Nullable Duration renewInterval) {
             this.renewInterval = renewInterval;
             return this;
         }
@@ -300,13 +303,13 @@ public final class ElectionConfig {
          * host and the etcd leader, and scheduling delay of the deadline timer). Must be positive and less than
          * ttl − renewInterval. Default ttl/5.
          */
-        public Builder safetyMargin(Duration safetyMargin) {
+        public Builder safetyMargin(@Nullable Duration safetyMargin) {
             this.safetyMargin = safetyMargin;
             return this;
         }
 
         /** Deadline of every single etcd call. 10 ms .. ttl − safetyMargin. Default = renewInterval. */
-        public Builder callTimeout(Duration callTimeout) {
+        public Builder callTimeout(@Nullable Duration callTimeout) {
             this.callTimeout = callTimeout;
             return this;
         }
@@ -384,7 +387,7 @@ public final class ElectionConfig {
     }
 
     @Override
-    public boolean equals(Object o) {
+    public boolean equals(@Nullable Object o) {
         return o instanceof ElectionConfig c && c.toString().equals(toString()) && c.meterRegistry == meterRegistry;
     }
 

@@ -2,6 +2,7 @@ package dev.fenceline.election;
 
 import java.time.Instant;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A state change of one {@link LeaderElection}, delivered to {@link ElectionListener}s.
@@ -31,7 +32,7 @@ public record ElectionEvent(
         long nanoTime,
         Instant wallTime,
         long validUntilNanos,
-        Leadership leadership) {
+        @Nullable Leadership leadership) {
 
     public Optional<Leadership> leadershipIfAny() {
         return Optional.ofNullable(leadership);

@@ -1,5 +1,7 @@
 package dev.fenceline.election;
 
+import org.jspecify.annotations.Nullable;
+
 /** Configuration errors, lifecycle misuse, and etcd failures surfaced to callers (unchecked). */
 public class ElectionException extends RuntimeException {
     private final boolean transientFailure;
@@ -8,12 +10,12 @@ public class ElectionException extends RuntimeException {
         this(message, null, false);
     }
 
-    public ElectionException(String message, Throwable cause) {
+    public ElectionException(String message, @Nullable Throwable cause) {
         this(message, cause, false);
     }
 
     /** @param transientFailure see {@link #isTransient()} */
-    public ElectionException(String message, Throwable cause, boolean transientFailure) {
+    public ElectionException(String message, @Nullable Throwable cause, boolean transientFailure) {
         super(message, cause);
         this.transientFailure = transientFailure;
     }

@@ -3,6 +3,7 @@ package dev.fenceline.election;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The TLS files and RBAC credentials of an {@link ElectionConfig}, checked against the endpoints' scheme and each
@@ -10,18 +11,22 @@ import java.util.List;
  */
 final class EtcdSecurity {
     /** Non-null exactly when the endpoints are https://. */
-    final Path tlsCaFile;
+    final @Nullable Path tlsCaFile;
     /** Set together with {@code tlsClientKeyFile}, or neither. */
-    final Path tlsClientCertFile;
+    final @Nullable Path tlsClientCertFile;
 
-    final Path tlsClientKeyFile;
+    final @Nullable Path tlsClientKeyFile;
     /** Set together with {@code password}, or neither; never blank. */
-    final String username;
+    final @Nullable String username;
 
-    final String password;
+    final @Nullable String password;
 
     private EtcdSecurity(
-            Path tlsCaFile, Path tlsClientCertFile, Path tlsClientKeyFile, String username, String password) {
+            @Nullable Path tlsCaFile,
+            @Nullable Path tlsClientCertFile,
+            @Nullable Path tlsClientKeyFile,
+            @Nullable String username,
+            @Nullable String password) {
         this.tlsCaFile = tlsCaFile;
         this.tlsClientCertFile = tlsClientCertFile;
         this.tlsClientKeyFile = tlsClientKeyFile;
@@ -36,11 +41,11 @@ final class EtcdSecurity {
      */
     static EtcdSecurity checked(
             List<String> endpoints,
-            Path tlsCaFile,
-            Path tlsClientCertFile,
-            Path tlsClientKeyFile,
-            String username,
-            String password) {
+            @Nullable Path tlsCaFile,
+            @Nullable Path tlsClientCertFile,
+            @Nullable Path tlsClientKeyFile,
+            @Nullable String username,
+            @Nullable String password) {
         long https =
                 endpoints.stream().filter(e -> e.trim().startsWith("https://")).count();
         if (https != 0 && https != endpoints.size()) {
@@ -69,7 +74,7 @@ final class EtcdSecurity {
         return new EtcdSecurity(tlsCaFile, tlsClientCertFile, tlsClientKeyFile, username, password);
     }
 
-    private static void requireReadable(String what, Path file) {
+    private static void requireReadable(String what, @Nullable Path file) {
         if (file != null && !Files.isReadable(file)) {
             throw new ElectionException(what + " must be a readable PEM file but '" + file + "' is not readable");
         }

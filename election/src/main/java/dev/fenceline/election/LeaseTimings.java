@@ -3,6 +3,7 @@ package dev.fenceline.election;
 import static dev.fenceline.election.ConfigValidation.ms;
 
 import java.time.Duration;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The lease timings of an {@link ElectionConfig} (ttl, renewInterval, safetyMargin, callTimeout), the unset ones
@@ -19,7 +20,11 @@ record LeaseTimings(Duration ttl, Duration renewInterval, Duration safetyMargin,
      * The timings with the defaults filled in: renewInterval = ttl/5, safetyMargin = ttl/5, callTimeout =
      * renewInterval. @throws ElectionException naming property, limit and value
      */
-    static LeaseTimings resolve(Duration ttl, Duration renewInterval, Duration safetyMargin, Duration callTimeout) {
+    static LeaseTimings resolve(
+            Duration ttl,
+            @Nullable Duration renewInterval,
+            @Nullable Duration safetyMargin,
+            @Nullable Duration callTimeout) {
         ConfigValidation.require("ttl", ttl);
         if (ttl.compareTo(ElectionConfig.MIN_TTL) < 0 || ttl.compareTo(ElectionConfig.MAX_TTL) > 0) {
             throw new ElectionException("ttl must be between " + ms(ElectionConfig.MIN_TTL) + " and "

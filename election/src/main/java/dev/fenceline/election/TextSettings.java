@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Reads settings given as text, as environment variables and command-line options give them: lists, durations
@@ -25,10 +26,10 @@ final class TextSettings {
     }
 
     /** The non-blank items of a comma-separated list, trimmed; none for null. */
-    static List<String> csv(String csv) {
+    static List<String> csv(@Nullable String csv) {
         List<String> list = new ArrayList<>();
         if (csv != null) {
-            for (String s : csv.split(",")) {
+            for (String s : csv.split(",", -1)) { // empty items, trailing ones too, are skipped below
                 if (!s.isBlank()) {
                     list.add(s.trim());
                 }

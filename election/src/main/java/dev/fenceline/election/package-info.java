@@ -61,4 +61,7 @@
  * thread does not wait for the record delete.
  * Listeners and states are hints; the fenced write at the resource is the only arbiter.
  */
+@NullMarked
 package dev.fenceline.election;
+
+import org.jspecify.annotations.NullMarked;

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -105,6 +106,8 @@ public final class LeaderTask implements AutoCloseable {
     }
 
     /**
+     * A builder of the task that runs {@code work} on {@code resource} while this process leads.
+     *
      * @param session  the election session to campaign through (the task creates its own handle in it)
      * @param writer   the fenced writer of the resource's database
      * @param resource the fenced resource ({@code [A-Za-z0-9][A-Za-z0-9._:-]{0,62}}); also the election's name
@@ -246,7 +249,9 @@ public final class LeaderTask implements AutoCloseable {
         private final String resource;
         private final TaskWork<P> work;
         private LeaderTaskConfig config = LeaderTaskConfig.defaults();
-        private ElectionAdmin admin;
+        /** Null: the task connects its own. */
+        private @Nullable ElectionAdmin admin;
+
         private final List<TaskListener> listeners = new CopyOnWriteArrayList<>();
         private LongSupplier nanoClock = System::nanoTime;
         private Clock wallClock = Clock.systemUTC();

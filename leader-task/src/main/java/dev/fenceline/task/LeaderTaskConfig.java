@@ -7,6 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Settings of a {@link LeaderTask}. Every setter validates its value at once and throws
@@ -20,7 +21,7 @@ public final class LeaderTaskConfig {
 
     static final Duration MAX_DURATION = Duration.ofHours(1);
 
-    private final String electionName;
+    private final @Nullable String electionName;
     private final String candidateId;
     private final Map<String, String> metadata;
     private final Duration interval;
@@ -55,7 +56,7 @@ public final class LeaderTaskConfig {
     }
 
     /** The election to campaign in; null = the resource's name. */
-    public String electionName() {
+    public @Nullable String electionName() {
         return electionName;
     }
 
@@ -162,7 +163,7 @@ public final class LeaderTaskConfig {
     }
 
     public static final class Builder {
-        private String electionName;
+        private @Nullable String electionName;
         private String candidateId = defaultCandidateId();
         private final Map<String, String> metadata = new LinkedHashMap<>();
         private Duration interval = Duration.ZERO;
@@ -176,8 +177,12 @@ public final class LeaderTaskConfig {
 
         private Builder() {}
 
-        /** @param electionName {@code [A-Za-z0-9._-]{1,128}}, or null for the resource's name */
-        public Builder electionName(String electionName) {
+        /**
+         * The election to campaign in.
+         *
+         * @param electionName {@code [A-Za-z0-9._-]{1,128}}, or null for the resource's name
+         */
+        public Builder electionName(@Nullable String electionName) {
             if (electionName != null && !ELECTION_NAME.matcher(electionName).matches()) {
                 throw new IllegalArgumentException(
                         "electionName must be 1 to 128 characters of [A-Za-z0-9._-], was " + quote(electionName));
@@ -186,7 +191,11 @@ public final class LeaderTaskConfig {
             return this;
         }
 
-        /** @param candidateId 1 to 200 characters, not blank */
+        /**
+         * This candidate's id, also the fencing token's leader id.
+         *
+         * @param candidateId 1 to 200 characters, not blank
+         */
         public Builder candidateId(String candidateId) {
             if (candidateId == null || candidateId.isBlank() || candidateId.length() > MAX_CANDIDATE_ID) {
                 throw new IllegalArgumentException("candidateId must be 1 to " + MAX_CANDIDATE_ID
@@ -225,7 +234,11 @@ public final class LeaderTaskConfig {
             return this;
         }
 
-        /** @param schedule not null; see {@link TaskSchedule} for what it does to the pauses above */
+        /**
+         * When the runs start.
+         *
+         * @param schedule not null; see {@link TaskSchedule} for what it does to the pauses above
+         */
         public Builder schedule(TaskSchedule schedule) {
             if (schedule == null) {
                 throw new IllegalArgumentException(

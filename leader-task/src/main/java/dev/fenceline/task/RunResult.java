@@ -2,6 +2,7 @@ package dev.fenceline.task;
 
 import java.time.Duration;
 import java.time.Instant;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One run of a {@link LeaderTask}.
@@ -19,8 +20,8 @@ public record RunResult(
         RunOutcome outcome,
         long term,
         long runNumber,
-        Object plan,
+        @Nullable Object plan,
         long units,
         Duration duration,
-        Throwable error,
+        @Nullable Throwable error,
         Instant finishedAt) {}

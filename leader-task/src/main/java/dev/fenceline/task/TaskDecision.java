@@ -6,6 +6,7 @@ import dev.fenceline.fencing.CommitOutcomeUnknownException;
 import dev.fenceline.fencing.StaleTermException;
 import java.util.ArrayList;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The task's decisions as pure functions of what the election, PostgreSQL and the clock said (no I/O, no clock
@@ -23,7 +24,7 @@ final class TaskDecision {
         static final Tenure NONE = new Tenure(0, 0);
 
         /** {@code l}'s tenure, {@link #NONE} for no leadership. */
-        static Tenure of(Leadership l) {
+        static Tenure of(@Nullable Leadership l) {
             return l == null ? NONE : new Tenure(l.term(), l.leaseId());
         }
     }
@@ -170,7 +171,7 @@ final class TaskDecision {
      * @param deposed for COMMIT_UNKNOWN: the writer's re-check found a higher term accepted (null: unknown)
      */
     static AfterRun afterRun(
-            RunOutcome outcome, Boolean deposed, long intervalNanos, long idleNanos, long backoffNanos) {
+            RunOutcome outcome, @Nullable Boolean deposed, long intervalNanos, long idleNanos, long backoffNanos) {
         return switch (outcome) {
             case COMMITTED -> new AfterRun(intervalNanos, false, false);
             case NOTHING_TO_DO -> new AfterRun(idleNanos, false, false);

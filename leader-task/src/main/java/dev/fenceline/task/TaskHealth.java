@@ -2,6 +2,7 @@ package dev.fenceline.task;
 
 import dev.fenceline.election.LeaderRecord;
 import dev.fenceline.election.LeadershipState;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A snapshot for health endpoints and dashboards (cheap; no I/O).
@@ -28,11 +29,11 @@ public record TaskHealth(
         LeadershipState electionState,
         long term,
         boolean valid,
-        RunResult lastRun,
+        @Nullable RunResult lastRun,
         long runsCommitted,
         long runsRejected,
-        String failure,
-        LeaderRecord observedLeader) {
+        @Nullable String failure,
+        @Nullable LeaderRecord observedLeader) {
     /** Up unless stopping, stopped or failed: a follower is healthy. */
     public boolean up() {
         return phase != TaskPhase.STOPPING && phase != TaskPhase.STOPPED && phase != TaskPhase.FAILED;

@@ -13,8 +13,10 @@ import dev.fenceline.fencing.UnknownResourceException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -45,7 +47,8 @@ final class TaskLoop implements Runnable {
     private final Clock wallClock;
 
     private final boolean ownsAdmin;
-    private ElectionAdmin admin;
+    /** Null until {@link #prepare()} connected one (when none was given to share). */
+    private @Nullable ElectionAdmin admin;
     /** The leadership this task last resigned: never run with it again, whatever the election still reports. */
     private TaskDecision.Tenure resigned = TaskDecision.Tenure.NONE;
 
@@ -62,7 +65,7 @@ final class TaskLoop implements Runnable {
             WorkRunner runner,
             LongSupplier nanoClock,
             Clock wallClock,
-            ElectionAdmin admin) {
+            @Nullable ElectionAdmin admin) {
         this.resource = resource;
         this.session = session;
         this.election = election;
@@ -127,15 +130,20 @@ final class TaskLoop implements Runnable {
                 signals.await(w.nanos());
             } else if (a instanceof TaskDecision.CheckTerm c) {
                 status.setPhase(TaskPhase.LEADING, c.term(), "won term " + c.term());
-                checked = checkTerm(l) ? held : TaskDecision.Tenure.NONE;
+                // next() checks a term only while one is held
+                checked = checkTerm(Objects.requireNonNull(l, "CheckTerm without a leadership"))
+                        ? held
+                        : TaskDecision.Tenure.NONE;
                 if (checked.equals(held) && !held.equals(scheduled)) {
                     scheduled = held;
                     due = firstInTerm(due, lastStartNanos);
                 }
             } else if (a instanceof TaskDecision.Run r) {
+                // next() runs only while a term is held and valid
+                Leadership leading = Objects.requireNonNull(l, "Run without a leadership");
                 long startNanos = nanoClock.getAsLong();
                 Instant startWall = wallClock.instant();
-                RunResult result = runner.runOnce(l);
+                RunResult result = runner.runOnce(leading);
                 if (result == null) {
                     continue; // validity ended or close() came between plan and run: nothing happened
                 }
@@ -156,14 +164,14 @@ final class TaskLoop implements Runnable {
                 }
                 if (after.resign()) {
                     raiseFloorQuietly(-1);
-                    resign(l, "PostgreSQL accepted a higher term than " + r.term());
+                    resign(leading, "PostgreSQL accepted a higher term than " + r.term());
                 }
             }
         }
     }
 
     /** The schedule's first run in a newly won term. */
-    private TaskSchedule.Due firstInTerm(TaskSchedule.Due kept, Long lastStartNanos) {
+    private TaskSchedule.Due firstInTerm(TaskSchedule.Due kept, @Nullable Long lastStartNanos) {
         return told(config.schedule()
                 .firstInTerm(
                         kept.atNanos(),
@@ -254,7 +262,9 @@ final class TaskLoop implements Runnable {
 
     /** Raises the election's term floor above the database's mark if needed, and says so. */
     private void raiseFloor(long knownMark) {
-        TermFloor.Raised r = termFloor.raise(admin, knownMark);
+        // prepare() connects the admin before it first raises the floor, and before any term is held
+        ElectionAdmin connected = Objects.requireNonNull(admin, "raiseFloor before prepare()");
+        TermFloor.Raised r = termFloor.raise(connected, knownMark);
         if (r != null) {
             log.info(
                     "task {}: election term {} is not above the database mark {}: term floor raised to {}",
@@ -303,7 +313,8 @@ final class TaskLoop implements Runnable {
         resigned = TaskDecision.Tenure.of(l);
         metrics.resigned();
         status.setPhase(TaskPhase.CAMPAIGNING, l.term(), "resigning term " + l.term() + ": " + why);
-        election.resign().whenComplete((v, e) -> {
+        // the loop does not wait for the delete; the callback logs a failure, so the stage it returns adds nothing
+        var unused = election.resign().whenComplete((v, e) -> {
             if (e != null) {
                 log.warn("task {}: resigning term {} did not complete: {}", resource, l.term(), e.toString());
             }
@@ -327,7 +338,7 @@ final class TaskLoop implements Runnable {
         return true;
     }
 
-    static String permanentFailure(Throwable e) {
+    static @Nullable String permanentFailure(Throwable e) {
         for (Throwable c = e; c != null; c = c.getCause()) {
             if (c instanceof FenceUnavailableException f) {
                 return f.isTransient() ? null : f.getMessage();

@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * The task's meters, tagged with resource and election: {@code fenceline.task.runs{outcome}},
@@ -73,10 +74,11 @@ final class TaskMetrics {
     }
 
     void run(RunResult r) {
-        runs.get(r.outcome()).increment();
-        durations.get(r.outcome()).record(r.duration());
+        // the constructor registers a counter and a timer for every outcome
+        Objects.requireNonNull(runs.get(r.outcome()), "runs meter").increment();
+        Objects.requireNonNull(durations.get(r.outcome()), "duration meter").record(r.duration());
         if (r.outcome() == RunOutcome.COMMITTED) {
-            units.increment(r.units());
+            units.increment((double) r.units()); // a counter counts in doubles; exact up to 2^53 units
         }
     }
 

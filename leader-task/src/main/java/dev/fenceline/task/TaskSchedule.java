@@ -3,6 +3,7 @@ package dev.fenceline.task;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * When a {@link LeaderTask}'s runs start while it leads: after a delay from the previous run's end (the default), at a
@@ -44,11 +45,14 @@ public final class TaskSchedule {
     @FunctionalInterface
     public interface NextStart {
         /**
+         * When the next run is due.
+         *
          * @param lastStart when the term's last run started (never before it was due); before the term's first run,
          *                  when the term was won
          * @param lastEnd   when that run ended; before the term's first run, when the term was won
          * @return when the next run is due (in the past: at once), or null for no further run in this term
          */
+        @Nullable
         Instant next(Instant lastStart, Instant lastEnd);
     }
 
@@ -63,11 +67,14 @@ public final class TaskSchedule {
             new TaskSchedule(Kind.CONFIGURED_DELAYS, null, null, "fixedDelay(interval, idleInterval)");
 
     private final Kind kind;
-    private final Duration every;
-    private final NextStart next;
+    /** Set for FIXED_DELAY and FIXED_RATE only. */
+    private final @Nullable Duration every;
+    /** Set for FUNCTION only. */
+    private final @Nullable NextStart next;
+
     private final String description;
 
-    private TaskSchedule(Kind kind, Duration every, NextStart next, String description) {
+    private TaskSchedule(Kind kind, @Nullable Duration every, @Nullable NextStart next, String description) {
         this.kind = kind;
         this.every = every;
         this.next = next;
@@ -124,7 +131,7 @@ public final class TaskSchedule {
         return description;
     }
 
-    private static void check(String name, Duration d, Duration min) {
+    private static void check(String name, @Nullable Duration d, Duration min) {
         if (d == null || d.compareTo(min) < 0 || d.compareTo(MAX) > 0) {
             throw new IllegalArgumentException(name + " must be between " + min.toMillis() + " ms and 366 days, was "
                     + (d == null ? "null" : d.toMillis() + " ms"));
@@ -141,8 +148,9 @@ public final class TaskSchedule {
      *                wall clock slower than the monotonic one) counts as started then, so it is not asked for again
      * @param failed  what the function threw (the run is then due after failureBackoff), else null
      */
-    record Due(long atNanos, Instant wall, RuntimeException failed) {
-        Due(long atNanos, Instant wall) {
+    record Due(
+            long atNanos, @Nullable Instant wall, @Nullable RuntimeException failed) {
+        Due(long atNanos, @Nullable Instant wall) {
             this(atNanos, wall, null);
         }
     }
@@ -154,13 +162,14 @@ public final class TaskSchedule {
      * @param lastStartNanos  when this process last started a run, in any term; null if never
      * @param backoffNanos    failureBackoff: when a function throws, the run is due this long from now
      */
-    Due firstInTerm(long keptAtNanos, long nowNanos, Instant nowWall, Long lastStartNanos, long backoffNanos) {
+    Due firstInTerm(
+            long keptAtNanos, long nowNanos, Instant nowWall, @Nullable Long lastStartNanos, long backoffNanos) {
         return switch (kind) {
             case CONFIGURED_DELAYS, FIXED_DELAY -> new Due(keptAtNanos, null);
             case FIXED_RATE ->
-                lastStartNanos == null || lastStartNanos + every.toNanos() - nowNanos <= 0
+                lastStartNanos == null || lastStartNanos + everyNanos() - nowNanos <= 0
                         ? new Due(nowNanos, null)
-                        : new Due(lastStartNanos + every.toNanos(), null);
+                        : new Due(lastStartNanos + everyNanos(), null);
             case FUNCTION -> ask(nowWall, nowWall, nowNanos, nowWall, backoffNanos);
         };
     }
@@ -188,17 +197,17 @@ public final class TaskSchedule {
             return new Due(endNanos + after.delayNanos(), null); // failureBackoff, or idleInterval after a resign
         }
         return switch (kind) {
-            case FIXED_DELAY -> new Due(endNanos + every.toNanos(), null);
+            case FIXED_DELAY -> new Due(endNanos + everyNanos(), null);
             // due one period after the start; already passed (the run was longer): at once, once
             case FIXED_RATE ->
-                startNanos + every.toNanos() - endNanos <= 0
+                startNanos + everyNanos() - endNanos <= 0
                         ? new Due(endNanos, null)
-                        : new Due(startNanos + every.toNanos(), null);
+                        : new Due(startNanos + everyNanos(), null);
             // a run the monotonic clock started a little before the wall clock reached its due time counts as
             // started then: asked with its real start, a cron schedule would give that same due time again
             case FUNCTION -> {
-                Instant lastStart =
-                        dueThen.wall() != null && dueThen.wall().isAfter(startWall) ? dueThen.wall() : startWall;
+                Instant dueWall = dueThen.wall();
+                Instant lastStart = dueWall != null && dueWall.isAfter(startWall) ? dueWall : startWall;
                 yield ask(lastStart, endWall, endNanos, endWall, backoffNanos);
             }
             case CONFIGURED_DELAYS -> throw new AssertionError(kind);
@@ -209,7 +218,8 @@ public final class TaskSchedule {
     private Due ask(Instant lastStart, Instant lastEnd, long nowNanos, Instant nowWall, long backoffNanos) {
         Instant due;
         try {
-            due = next.next(lastStart, lastEnd);
+            due = Objects.requireNonNull(next, "a function schedule without its function")
+                    .next(lastStart, lastEnd);
         } catch (RuntimeException e) {
             return new Due(nowNanos + backoffNanos, null, e);
         }
@@ -217,7 +227,13 @@ public final class TaskSchedule {
     }
 
     /** A function's answer on the monotonic clock: in the past is now (at once, once); null is never. */
-    private static Due asked(Instant due, long nowNanos, Instant nowWall) {
+    /** The delay or period of a FIXED_DELAY or FIXED_RATE schedule (the only kinds that ask for it). */
+    private long everyNanos() {
+        return Objects.requireNonNull(every, "a fixed schedule without its delay")
+                .toNanos();
+    }
+
+    private static Due asked(@Nullable Instant due, long nowNanos, Instant nowWall) {
         if (due == null) {
             return new Due(nowNanos + NEVER_NANOS, null);
         }

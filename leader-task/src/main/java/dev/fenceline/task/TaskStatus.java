@@ -5,6 +5,7 @@ import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -25,9 +26,10 @@ final class TaskStatus {
     private final AtomicLong rejected = new AtomicLong();
     private volatile TaskPhase phase = TaskPhase.NEW;
     private volatile long lastTerm;
-    private volatile RunResult lastRun;
+    /** Null before the first run. */
+    private volatile @Nullable RunResult lastRun;
     /** Set when a failure that waiting cannot fix stopped the task: what and how to fix it. */
-    private volatile String failure;
+    private volatile @Nullable String failure;
 
     TaskStatus(String resource, List<TaskListener> listeners) {
         this.resource = resource;
@@ -43,6 +45,7 @@ final class TaskStatus {
         return lastTerm;
     }
 
+    @Nullable
     RunResult lastRun() {
         return lastRun;
     }
@@ -55,6 +58,7 @@ final class TaskStatus {
         return rejected.get();
     }
 
+    @Nullable
     String failure() {
         return failure;
     }

@@ -2,6 +2,7 @@ package dev.fenceline.task;
 
 import dev.fenceline.fencing.FencedContext;
 import dev.fenceline.fencing.WriteDescription;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The unit of work a {@link LeaderTask} runs while leader: {@link #plan} outside any transaction (read-only, e.g.
@@ -12,6 +13,7 @@ import dev.fenceline.fencing.WriteDescription;
  */
 public interface TaskWork<P> {
     /** What to do next, or null when there is nothing to do (no transaction is opened then). */
+    @Nullable
     P plan(RunContext run) throws Exception;
 
     /**
@@ -23,7 +25,7 @@ public interface TaskWork<P> {
     long run(FencedContext ctx, P plan) throws Exception;
 
     /** What the audit row records if this plan's transaction is rejected (null: no description). */
-    default WriteDescription describe(P plan) {
+    default @Nullable WriteDescription describe(P plan) {
         return null;
     }
 

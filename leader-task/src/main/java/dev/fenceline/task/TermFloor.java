@@ -5,6 +5,7 @@ import dev.fenceline.fencing.FencedWriter;
 import dev.fenceline.fencing.UnknownResourceException;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The bridge between the election's term counter and the database's mark, so that a coordinator that lost its
@@ -43,6 +44,7 @@ final class TermFloor {
      * Raises the election's term floor above the database's mark (the higher of {@code knownMark} and a fresh
      * read) when the election's counter is not above it; returns what was raised, or null when nothing had to be.
      */
+    @Nullable
     Raised raise(ElectionAdmin admin, long knownMark) {
         long mark = Math.max(knownMark, databaseMark());
         long electionTerm = mark <= 0 ? 0 : admin.currentTerm(electionName);

@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -55,6 +56,7 @@ final class WorkRunner {
     }
 
     /** One run, or null when nothing happened (validity ended or close() came before the transaction). */
+    @Nullable
     RunResult runOnce(Leadership l) {
         long runNumber = runs.incrementAndGet();
         RunContext ctx = new Context(l, runNumber);
@@ -91,16 +93,20 @@ final class WorkRunner {
         } finally {
             signals.runEnded();
         }
-        if (outcome == RunOutcome.REJECTED_STALE) {
-            log.warn(
-                    "task {} term {}: run {} REJECTED by PostgreSQL: {}",
-                    resource,
-                    l.term(),
-                    runNumber,
-                    error.getMessage());
-        } else if (error != null) {
-            log.warn("task {} term {}: run {} {}: {}", resource, l.term(), runNumber, outcome, error.toString());
+        // every outcome but COMMITTED and NOTHING_TO_DO (REJECTED_STALE included) comes with the error that says why
+        if (error != null) {
+            if (outcome == RunOutcome.REJECTED_STALE) {
+                log.warn(
+                        "task {} term {}: run {} REJECTED by PostgreSQL: {}",
+                        resource,
+                        l.term(),
+                        runNumber,
+                        error.getMessage());
+            } else {
+                log.warn("task {} term {}: run {} {}: {}", resource, l.term(), runNumber, outcome, error.toString());
+            }
         }
+
         return finish(new RunResult(outcome, l.term(), runNumber, plan, units, since(t0), error, Instant.now()));
     }
 

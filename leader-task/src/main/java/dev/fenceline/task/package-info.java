@@ -18,4 +18,7 @@
  *       clock.</li>
  * </ol>
  */
+@NullMarked
 package dev.fenceline.task;
+
+import org.jspecify.annotations.NullMarked;

@@ -31,7 +31,8 @@ final class AsyncLimiter {
             } catch (RuntimeException e) {
                 f = CompletableFuture.failedFuture(e);
             }
-            f.whenComplete((v, e) -> {
+            // the callback hands the outcome on to result, which the caller holds: the stage it returns adds nothing
+            var unused = f.whenComplete((v, e) -> {
                 release();
                 if (e != null) {
                     result.completeExceptionally(e);

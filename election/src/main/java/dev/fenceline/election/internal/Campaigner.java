@@ -134,7 +134,8 @@ final class Campaigner {
      * appears for an election it has no handle for.
      */
     void resolveOnClose(CompletableFuture<Void> done) {
-        store.readLeader(keys)
+        // the callback handles a failed read itself and completes done on every path: its stage adds nothing
+        var unused = store.readLeader(keys)
                 .whenCompleteAsync(
                         (leader, e) -> {
                             if (e != null) {

@@ -1,5 +1,7 @@
 package dev.fenceline.election.internal;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Which etcd history (cluster) this session talks to, and the revision its prefix watch has seen up to.
  *
@@ -52,7 +54,7 @@ final class ClusterHistory {
      * @return a description of the change if this header proves a different history (the revision is then reset
      *     to {@code headerRevision}), otherwise null
      */
-    synchronized String observe(Mark sent, long headerClusterId, long headerRevision, boolean linearizable) {
+    synchronized @Nullable String observe(Mark sent, long headerClusterId, long headerRevision, boolean linearizable) {
         if (sent.epoch() != epoch || headerClusterId == 0) {
             return null; // sent before the last reset: tells nothing new
         }

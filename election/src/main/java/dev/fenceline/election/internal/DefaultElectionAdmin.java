@@ -57,7 +57,7 @@ public final class DefaultElectionAdmin implements ElectionAdmin {
                 a.close();
                 throw new ElectionException("interrupted while connecting to etcd", e);
             } catch (ExecutionException e) {
-                last = e.getCause();
+                last = EtcdFailure.causeOf(e);
                 String tls = tlsQuestion.speakingTls(last);
                 if (tls != null) {
                     a.close();

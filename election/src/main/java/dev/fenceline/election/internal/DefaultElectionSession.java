@@ -15,6 +15,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -178,6 +179,7 @@ public final class DefaultElectionSession implements ElectionSession {
         return crashed;
     }
 
+    @Nullable
     ScheduledFuture<?> schedule(Runnable r, Duration delay) {
         return threads.schedule(r, delay);
     }

@@ -172,7 +172,8 @@ final class DefaultLeaderElection implements LeaderElection {
             if (machine.leadership() == null) {
                 complete.run();
             } else {
-                machine.resignNow(LossReason.RESIGNED, "resign() called", false, false)
+                // resignNow's future never fails (the release retries until done): only its completion matters
+                var unused = machine.resignNow(LossReason.RESIGNED, "resign() called", false, false)
                         .whenComplete((v, e) -> complete.run());
             }
         });
@@ -222,7 +223,8 @@ final class DefaultLeaderElection implements LeaderElection {
         exec.execute(() -> {
             slot.cancelRetry();
             if (machine.leadership() != null) {
-                machine.resignNow(
+                // resignNow's future never fails (the release retries until done): only its completion matters
+                var unused = machine.resignNow(
                                 LossReason.CLOSED,
                                 deleteRecord ? "close() called" : "session closing: lease will be revoked",
                                 false,

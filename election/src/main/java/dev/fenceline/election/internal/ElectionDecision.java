@@ -4,6 +4,7 @@ import dev.fenceline.election.LeaderRecord;
 import dev.fenceline.election.LossReason;
 import java.util.Map;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The election's decisions as pure functions of what etcd said and the local clock (no I/O, no clock reads,
@@ -38,7 +39,7 @@ final class ElectionDecision {
      */
     record Facts(
             KeysSnapshot keys,
-            Held held,
+            @Nullable Held held,
             LeaseFacts lease,
             Map<String, InDoubt> inDoubt,
             boolean holdingOff,
@@ -48,7 +49,7 @@ final class ElectionDecision {
             long nowNanos) {
         Facts(
                 KeysSnapshot keys,
-                Held held,
+                @Nullable Held held,
                 LeaseFacts lease,
                 Map<String, InDoubt> inDoubt,
                 boolean holdingOff,
@@ -105,10 +106,10 @@ final class ElectionDecision {
      */
     record Decision(
             Action action,
-            LossReason lost,
-            String lostWhy,
+            @Nullable LossReason lost,
+            @Nullable String lostWhy,
             long keepInDoubtAt,
-            StoredKey staleResignRequest,
+            @Nullable StoredKey staleResignRequest,
             boolean holdOffOver) {
         static Decision of(Action a) {
             return new Decision(a, null, null, -1, null, false);
@@ -129,7 +130,8 @@ final class ElectionDecision {
                 if (s.paused) {
                     return Decision.of(new Resign(LossReason.PAUSED, "kill switch present", false, false));
                 }
-                if (s.resignRequest != null && s.resignRequestTerm(h.term()) == h.term()) {
+                StoredKey request = s.resignRequest;
+                if (request != null && KeysSnapshot.resignRequestTerm(request, h.term()) == h.term()) {
                     return Decision.of(new Resign(LossReason.RESIGN_REQUESTED, "resign requested", true, true));
                 }
                 // SUSPECT resumes only on this read AND a deadline still in the future on the (suspend-aware) clock
@@ -200,7 +202,9 @@ final class ElectionDecision {
             return new Decision(new Campaign(Terms.next(s.term, s.floor)), lost, lostWhy, keep, null, holdOffOver);
         } catch (IllegalArgumentException | ArithmeticException e) {
             // never wrap around or guess a term
-            return new Decision(new CannotCampaign(e.getMessage()), lost, lostWhy, keep, null, holdOffOver);
+            // Terms.next and addExact always give a message; valueOf only keeps the type non-null
+            return new Decision(
+                    new CannotCampaign(String.valueOf(e.getMessage())), lost, lostWhy, keep, null, holdOffOver);
         }
     }
 
@@ -215,7 +219,7 @@ final class ElectionDecision {
         IN_DOUBT
     }
 
-    static CampaignOutcome outcome(Optional<Long> committedAt, Throwable error) {
+    static CampaignOutcome outcome(Optional<Long> committedAt, @Nullable Throwable error) {
         if (error == null) {
             return committedAt.isPresent() ? CampaignOutcome.WON : CampaignOutcome.LOST_RACE;
         }

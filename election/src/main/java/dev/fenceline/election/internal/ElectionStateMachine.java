@@ -14,8 +14,10 @@ import dev.fenceline.election.LossReason;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.BooleanSupplier;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -58,15 +60,15 @@ final class ElectionStateMachine {
     /** Whether the election is started and not closed. */
     private final BooleanSupplier started;
 
-    private volatile LeadershipImpl leadership;
+    private volatile @Nullable LeadershipImpl leadership;
     private volatile long lastTermSeen;
     /** The leader record of the latest read of the keys (null: none there). */
-    private volatile LeaderRecord observedLeader;
+    private volatile @Nullable LeaderRecord observedLeader;
 
-    /** The bytes of the record we hold (they contain its random nonce). */
-    private byte[] heldRecord;
+    /** The bytes of the record we hold (they contain its random nonce); set with {@link #leadership}. */
+    private byte @Nullable [] heldRecord;
     /** The last successful read (null before the first); lets a delete event go straight to the CAS. */
-    private KeysSnapshot lastSnapshot;
+    private @Nullable KeysSnapshot lastSnapshot;
 
     ElectionStateMachine(
             DefaultElectionSession session,
@@ -95,10 +97,12 @@ final class ElectionStateMachine {
         this.timing = new CampaignTiming(keys.election(), candidateId, config.resignHoldOff(), meters);
     }
 
+    @Nullable
     LeadershipImpl leadership() {
         return leadership;
     }
 
+    @Nullable
     LeaderRecord observedLeader() {
         return observedLeader;
     }
@@ -217,9 +221,10 @@ final class ElectionStateMachine {
         apply(d, s, l, lease.leaseId());
     }
 
-    private void apply(ElectionDecision.Decision d, KeysSnapshot s, LeadershipImpl l, long leaseId) {
-        if (d.lost() != null) {
-            loseTerm(d.lost(), d.lostWhy());
+    private void apply(ElectionDecision.Decision d, KeysSnapshot s, @Nullable LeadershipImpl l, long leaseId) {
+        LossReason lost = d.lost();
+        if (lost != null) {
+            loseTerm(lost, Objects.requireNonNullElse(d.lostWhy(), lost.name())); // decide() sets both
         }
         if (d.keepInDoubtAt() >= 0) {
             campaigner.keepInDoubtAt(d.keepInDoubtAt());
@@ -232,12 +237,15 @@ final class ElectionStateMachine {
         }
         ElectionDecision.Action action = d.action();
         if (action instanceof ElectionDecision.Stay || action instanceof ElectionDecision.ResumeLeader) {
-            if (d.staleResignRequest() != null) {
-                store.deleteResignRequest(keys, d.staleResignRequest().modRevision());
+            StoredKey stale = d.staleResignRequest();
+            if (stale != null) { // best effort: a stale request left in place is found again by the next read
+                var unused = store.deleteResignRequest(keys, stale.modRevision());
             }
             if (action instanceof ElectionDecision.ResumeLeader) {
-                l.validate();
-                announcer.transition(LEADER, "verified by linearizable read: record and lease still held", l);
+                // decide() resumes only a held term, and l is the term it was given
+                LeadershipImpl held = Objects.requireNonNull(l, "ResumeLeader without a held term");
+                held.validate();
+                announcer.transition(LEADER, "verified by linearizable read: record and lease still held", held);
             }
         } else if (action instanceof ElectionDecision.Resign r) {
             if (r.startHoldOff()) {
@@ -248,7 +256,7 @@ final class ElectionStateMachine {
                     : r.reason() == LossReason.RESIGN_REQUESTED
                             ? "resign requested via " + keys.resignRequest()
                             : r.why();
-            resignNow(r.reason(), why, r.withResignRequest(), false);
+            var unused = resignNow(r.reason(), why, r.withResignRequest(), false); // the release retries until done
         } else if (action instanceof ElectionDecision.AdoptCampaign a) {
             won(
                     a.record(),
@@ -328,7 +336,8 @@ final class ElectionStateMachine {
 
     CompletableFuture<Void> resignNow(
             LossReason reason, String why, boolean withResignRequest, boolean closing, boolean deleteRecord) {
-        LeadershipImpl l = leadership;
+        // callers resign only a held term, on the election's executor, which alone sets and clears it
+        LeadershipImpl l = Objects.requireNonNull(leadership, "resignNow without a held term");
         l.invalidate(); // stop work first
         leadership = null;
         announcer.transition(closing ? CLOSED : FOLLOWER, why, l);
@@ -338,13 +347,14 @@ final class ElectionStateMachine {
             return CompletableFuture.completedFuture(null);
         }
         CompletableFuture<Void> done = new CompletableFuture<>();
-        release.release(l.leaseId(), l.recordModRevision, heldRecord, withResignRequest, done);
+        byte[] value = Objects.requireNonNull(heldRecord, "a held term without its record"); // set with leadership
+        release.release(l.leaseId(), l.recordModRevision, value, withResignRequest, done);
         return done;
     }
 
     private void releaseIfHeld(LossReason reason, String why) {
         if (leadership != null) {
-            resignNow(reason, why, false, false);
+            var unused = resignNow(reason, why, false, false); // the release retries until done; nobody waits
         }
     }
 
@@ -368,7 +378,8 @@ final class ElectionStateMachine {
     }
 
     private void loseTerm(LossReason reason, String why) {
-        LeadershipImpl l = leadership;
+        // a loss is decided only for a held term, on the election's executor, which alone sets and clears it
+        LeadershipImpl l = Objects.requireNonNull(leadership, "loseTerm without a held term");
         l.invalidate();
         leadership = null;
         announcer.transition(LOST, why, l);

@@ -16,6 +16,7 @@ import io.netty.handler.ssl.SslContext;
 import java.net.URI;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Opens the two connections to one etcd member, the jetcd client and the raw gRPC channel for lease renewals,
@@ -37,7 +38,7 @@ final class EtcdChannels {
     private EtcdChannels() {}
 
     /** @param ssl the client TLS context, or null for plain http */
-    static Client jetcdClient(String uri, ElectionConfig config, SslContext ssl) {
+    static Client jetcdClient(String uri, ElectionConfig config, @Nullable SslContext ssl) {
         ClientBuilder builder = Client.builder()
                 .endpoints(uri)
                 .retryMaxAttempts(0)
@@ -50,8 +51,10 @@ final class EtcdChannels {
         if (ssl != null) {
             builder.sslContext(ssl);
         }
-        if (config.username() != null) {
-            builder.user(bytes(config.username())).password(bytes(config.password()));
+        String user = config.username();
+        String password = config.password();
+        if (user != null && password != null) { // set together or neither (checked when the configuration was built)
+            builder.user(bytes(user)).password(bytes(password));
         }
         return builder.build();
     }
@@ -61,7 +64,7 @@ final class EtcdChannels {
      *
      * @param ssl the client TLS context, or null for plain http
      */
-    static ManagedChannel rawChannel(String uri, ElectionConfig config, SslContext ssl) {
+    static ManagedChannel rawChannel(String uri, ElectionConfig config, @Nullable SslContext ssl) {
         URI u = URI.create(uri);
         NettyChannelBuilder rawBuilder = NettyChannelBuilder.forAddress(u.getHost(), u.getPort());
         if (ssl != null) {

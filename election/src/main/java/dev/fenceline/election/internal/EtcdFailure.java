@@ -9,6 +9,7 @@ import java.util.Locale;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What a failed etcd call tells us, by gRPC status (pure; unit-tested).
@@ -29,7 +30,7 @@ final class EtcdFailure {
     private EtcdFailure() {}
 
     /** The gRPC status code carried by {@code e} (through wrappers), or null if it carries none. */
-    static Status.Code code(Throwable e) {
+    static Status.@Nullable Code code(@Nullable Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
             if (t instanceof EtcdException ee) {
                 return Status.Code.valueOf(ee.getErrorCode().name());
@@ -44,7 +45,7 @@ final class EtcdFailure {
         return null;
     }
 
-    static Kind classify(Throwable e) {
+    static Kind classify(@Nullable Throwable e) {
         Status.Code c = code(e);
         if (c == null) {
             return Kind.UNKNOWN;
@@ -78,6 +79,12 @@ final class EtcdFailure {
         return m == null || m.toLowerCase(Locale.ROOT).contains("lease");
     }
 
+    /** What failed in a {@code Future.get()}: the cause, or {@code e} itself in the (unseen) case it has none. */
+    static Throwable causeOf(ExecutionException e) {
+        Throwable cause = e.getCause();
+        return cause != null ? cause : e;
+    }
+
     static Throwable unwrap(Throwable e) {
         Throwable t = e;
         while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
@@ -91,11 +98,11 @@ final class EtcdFailure {
     }
 
     /** One line for logs: kind, gRPC code if any, and the message. */
-    static String describe(Throwable e) {
-        Throwable t = unwrap(e);
-        if (t == null) {
+    static String describe(@Nullable Throwable e) {
+        if (e == null) {
             return "none";
         }
+        Throwable t = unwrap(e);
         if (t instanceof TimeoutException) {
             return "no answer within the call timeout (outcome unknown)";
         }

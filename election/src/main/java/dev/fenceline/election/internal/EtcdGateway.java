@@ -28,6 +28,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The only place that talks to etcd: routes each call to a member, fails an idempotent call over to the next
@@ -51,7 +52,7 @@ final class EtcdGateway implements AutoCloseable {
         private final ManagedChannel raw;
         private final LeaseGrpc.LeaseStub rawLease;
 
-        Endpoint(int index, String uri, ElectionConfig config, SslContext ssl) {
+        Endpoint(int index, String uri, ElectionConfig config, @Nullable SslContext ssl) {
             this.index = index;
             this.uri = uri;
             this.client = EtcdChannels.jetcdClient(uri, config, ssl);

@@ -5,6 +5,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledFuture;
 import java.util.function.BiConsumer;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Keeps at most one etcd operation of an election in flight and evaluates once more after it when a trigger
@@ -20,7 +21,8 @@ final class EtcdOperationSlot {
     /** A trigger arrived while an operation was in flight: evaluate again once it completes. */
     private boolean dirty;
 
-    private ScheduledFuture<?> retryTask;
+    /** Null before the first retry, and once the session's pool is shut down. */
+    private @Nullable ScheduledFuture<?> retryTask;
 
     /** @param evaluate one evaluation of the election, run on {@code exec} */
     EtcdOperationSlot(SerialExecutor exec, DefaultElectionSession session, Backoff backoff, Runnable evaluate) {
@@ -50,7 +52,8 @@ final class EtcdOperationSlot {
      */
     <T> void run(Supplier<CompletableFuture<T>> op, BiConsumer<T, Throwable> then) {
         opInFlight = true;
-        op.get()
+        // then receives the operation's failure; the stage the callback returns adds nothing
+        var unused = op.get()
                 .whenCompleteAsync(
                         (result, error) -> {
                             opInFlight = false;

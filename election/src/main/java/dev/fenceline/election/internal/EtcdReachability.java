@@ -9,6 +9,7 @@ import java.net.UnknownHostException;
 import java.security.cert.CertificateException;
 import java.util.concurrent.TimeoutException;
 import javax.net.ssl.SSLHandshakeException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Whether waiting can fix a failure to reach etcd (pure; table-tested). Another question than
@@ -123,7 +124,7 @@ final class EtcdReachability {
     }
 
     /** For a transient failure that a wrong endpoint also gives: what to check if it lasts (else empty). */
-    static String transientHint(Throwable failure) {
+    static String transientHint(@Nullable Throwable failure) {
         for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
             String m = t.getMessage();
             if (m != null && (m.contains("Network closed for unknown reason") || m.contains("Connection reset"))) {
@@ -141,7 +142,7 @@ final class EtcdReachability {
      * connectTimeout. While one of them still speaks plaintext (a cluster half-way to TLS), the failure may pass, and
      * nothing is decided. One ClientHello per plaintext endpoint, each bounded by {@code timeout}; only on that failure.
      */
-    static String plaintextEndpointSpeakingTls(
+    static @Nullable String plaintextEndpointSpeakingTls(
             java.util.List<String> endpoints, Throwable failure, java.time.Duration timeout) {
         if (transientHint(failure).isEmpty()) {
             return null;
@@ -176,6 +177,7 @@ final class EtcdReachability {
         }
 
         /** The endpoints that speak TLS, if {@code failure} is the first to make it worth asking and they do. */
+        @Nullable
         String speakingTls(Throwable failure) {
             if (asked || transientHint(failure).isEmpty()) {
                 return null;

@@ -14,6 +14,7 @@ import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
 import java.time.Instant;
 import javax.net.ssl.SSLException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Builds the client TLS context for etcd from the configured PEM files, refusing at once a client certificate
@@ -23,20 +24,21 @@ final class EtcdTls {
     private EtcdTls() {}
 
     /** The client TLS context (CA bundle, optional client certificate), or null for plain http. */
-    static SslContext sslContext(ElectionConfig config) {
-        if (!config.tls()) {
+    static @Nullable SslContext sslContext(ElectionConfig config) {
+        Path caFile = config.tlsCaFile(); // set exactly when config.tls()
+        if (caFile == null) {
             return null;
         }
-        if (config.tlsClientCertFile() != null) {
-            checkValidity(config.tlsClientCertFile(), Instant.now());
+        // set together or neither (checked when the configuration was built)
+        Path certFile = config.tlsClientCertFile();
+        Path keyFile = config.tlsClientKeyFile();
+        if (certFile != null) {
+            checkValidity(certFile, Instant.now());
         }
         try {
-            SslContextBuilder b =
-                    GrpcSslContexts.forClient().trustManager(config.tlsCaFile().toFile());
-            if (config.tlsClientCertFile() != null) {
-                b.keyManager(
-                        config.tlsClientCertFile().toFile(),
-                        config.tlsClientKeyFile().toFile());
+            SslContextBuilder b = GrpcSslContexts.forClient().trustManager(caFile.toFile());
+            if (certFile != null && keyFile != null) {
+                b.keyManager(certFile.toFile(), keyFile.toFile());
             }
             return b.build();
         } catch (SSLException | IllegalArgumentException e) {

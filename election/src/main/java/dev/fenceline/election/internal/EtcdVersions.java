@@ -1,5 +1,7 @@
 package dev.fenceline.election.internal;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Known etcd server defects that weaken the election's guarantees (pure; unit-tested).
  *
@@ -16,7 +18,7 @@ final class EtcdVersions {
     private EtcdVersions() {}
 
     /** @param version etcd's server version as reported by maintenance status, e.g. {@code 3.4.23} */
-    static boolean hasLeaseRevocationBug(String version) {
+    static boolean hasLeaseRevocationBug(@Nullable String version) {
         int[] v = parse(version);
         if (v == null) {
             return false; // unknown format: cannot tell, do not cry wolf (the open() log names the version)
@@ -32,7 +34,7 @@ final class EtcdVersions {
     }
 
     /** major, minor, patch of {@code 3.4.23}, {@code v3.5.1}, {@code 3.4.23-rc.0}; null if not of that form. */
-    static int[] parse(String version) {
+    static int @Nullable [] parse(@Nullable String version) {
         if (version == null) {
             return null;
         }
@@ -44,7 +46,8 @@ final class EtcdVersions {
         if (dash >= 0) {
             s = s.substring(0, dash);
         }
-        String[] parts = s.split("\\.");
+        // -1 keeps trailing empty parts: only the first three are read, and an empty one fails as a missing one does
+        String[] parts = s.split("\\.", -1);
         if (parts.length < 3) {
             return null;
         }

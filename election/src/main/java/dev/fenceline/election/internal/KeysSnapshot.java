@@ -3,6 +3,7 @@ package dev.fenceline.election.internal;
 import dev.fenceline.election.ElectionKeys;
 import dev.fenceline.election.LeaderRecord;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -10,8 +11,11 @@ import org.slf4j.LoggerFactory;
 final class KeysSnapshot {
     private static final Logger log = LoggerFactory.getLogger(KeysSnapshot.class);
 
+    /** Null when the leader key is absent. */
+    @Nullable
     StoredKey leader;
     /** Null when the leader key is absent or unreadable (an unreadable record counts as someone else's). */
+    @Nullable
     LeaderRecord record;
 
     long term;
@@ -19,6 +23,8 @@ final class KeysSnapshot {
     long floor;
     long floorModRevision;
     boolean paused;
+    /** Null when the resign-request key is absent. */
+    @Nullable
     StoredKey resignRequest;
     /** Term in the {@code resigned} marker: the last term given up voluntarily; -1 when absent or unreadable. */
     long resignedTerm = -1;
@@ -69,9 +75,9 @@ final class KeysSnapshot {
         return leader == null && term > 0 && resignedTerm != term;
     }
 
-    /** The term a resign request targets; a blank or unparseable value targets whoever leads. */
-    long resignRequestTerm(long current) {
-        String v = resignRequest.text().trim();
+    /** The term {@code request} (a resign request) targets; a blank or unparseable value targets whoever leads. */
+    static long resignRequestTerm(StoredKey request, long current) {
+        String v = request.text().trim();
         try {
             return v.isEmpty() ? current : Long.parseLong(v);
         } catch (NumberFormatException e) {

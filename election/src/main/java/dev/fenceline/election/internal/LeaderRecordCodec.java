@@ -48,7 +48,11 @@ public final class LeaderRecordCodec {
         }
     }
 
-    /** @throws IllegalArgumentException with the reason when the bytes are not a valid leader record */
+    /**
+     * The leader record in {@code bytes}.
+     *
+     * @throws IllegalArgumentException with the reason when the bytes are not a valid leader record
+     */
     public static LeaderRecord decode(byte[] bytes) {
         JsonNode n;
         try {

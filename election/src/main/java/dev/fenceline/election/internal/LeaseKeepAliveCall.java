@@ -8,6 +8,7 @@ import io.grpc.stub.ClientResponseObserver;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Sends exactly one LeaseKeepAlive request on its own raw gRPC stream, then half-closes it, so the response
@@ -27,7 +28,8 @@ final class LeaseKeepAliveCall {
         lease.withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
                 .leaseKeepAlive(
                         new ClientResponseObserver<LeaseKeepAliveRequest, io.etcd.jetcd.api.LeaseKeepAliveResponse>() {
-                            private ClientCallStreamObserver<LeaseKeepAliveRequest> requests;
+                            /** Set by beforeStart, which gRPC calls before any response arrives. */
+                            private @Nullable ClientCallStreamObserver<LeaseKeepAliveRequest> requests;
 
                             @Override
                             public void beforeStart(ClientCallStreamObserver<LeaseKeepAliveRequest> requestStream) {
@@ -37,7 +39,10 @@ final class LeaseKeepAliveCall {
                             @Override
                             public void onNext(io.etcd.jetcd.api.LeaseKeepAliveResponse value) {
                                 f.complete(new LeaseKeepAliveResponse(value));
-                                requests.onCompleted(); // half-close: no further request on this stream
+                                ClientCallStreamObserver<LeaseKeepAliveRequest> r = requests;
+                                if (r != null) {
+                                    r.onCompleted(); // half-close: no further request on this stream
+                                }
                             }
 
                             @Override

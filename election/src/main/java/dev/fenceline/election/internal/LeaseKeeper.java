@@ -9,6 +9,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -75,8 +76,10 @@ final class LeaseKeeper {
     private final ElectionClock clock;
 
     private volatile View view;
-    private ScheduledFuture<?> renewTask;
-    private ScheduledFuture<?> deadlineTask;
+    /** Null until first scheduled. */
+    private @Nullable ScheduledFuture<?> renewTask;
+    /** Null until first scheduled. */
+    private @Nullable ScheduledFuture<?> deadlineTask;
     /** The member renewals go to; timer-thread confined. Moves on only when a renewal there fails. */
     private int renewEndpoint;
 
@@ -136,7 +139,7 @@ final class LeaseKeeper {
                 Thread.currentThread().interrupt();
                 throw new ElectionException("interrupted while granting the session lease", e);
             } catch (ExecutionException e) {
-                last = e.getCause();
+                last = EtcdFailure.causeOf(e);
                 hint = EtcdReachability.transientHint(last).isEmpty() ? hint : EtcdReachability.transientHint(last);
                 String tls = tlsQuestion.speakingTls(last);
                 if (tls != null) {
@@ -238,7 +241,8 @@ final class LeaseKeeper {
      */
     private void sendRenewal(long id, int endpoint, int attempt) {
         long sent = clock.nanoTime();
-        etcd.keepAliveOnce(id, endpoint)
+        // onRenewResult handles a failed renewal itself; the stage it returns adds nothing
+        var unused = etcd.keepAliveOnce(id, endpoint)
                 .whenCompleteAsync((r, e) -> onRenewResult(id, endpoint, attempt, sent, r, e), timer);
     }
 
@@ -319,7 +323,8 @@ final class LeaseKeeper {
             return;
         }
         long sent = clock.nanoTime();
-        etcd.grant(config.ttl().toSeconds())
+        // the callback handles a failed grant itself; the stage it returns adds nothing
+        var unused = etcd.grant(config.ttl().toSeconds())
                 .whenCompleteAsync(
                         (r, e) -> {
                             if (view.health() != Health.GONE) {
@@ -357,7 +362,7 @@ final class LeaseKeeper {
         return EtcdFailure.unwrap(e);
     }
 
-    static String describe(Throwable e) {
+    static String describe(@Nullable Throwable e) {
         return EtcdFailure.describe(e);
     }
 }

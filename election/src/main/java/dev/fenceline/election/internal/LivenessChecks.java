@@ -4,6 +4,7 @@ import dev.fenceline.election.ElectionConfig;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -33,7 +34,8 @@ final class LivenessChecks {
     /** True once the session is closed or crashed. */
     private final BooleanSupplier stopped;
 
-    private volatile ScheduledFuture<?> task;
+    /** Null until {@link #start()}. */
+    private volatile @Nullable ScheduledFuture<?> task;
 
     LivenessChecks(
             ElectionConfig config,

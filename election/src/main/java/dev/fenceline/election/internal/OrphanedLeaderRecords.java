@@ -51,7 +51,8 @@ final class OrphanedLeaderRecords {
                 election,
                 kv.getLease(),
                 kv.getModRevision());
-        etcd.txn(t -> t.If(
+        // best effort, and a failure is logged by the callback: the record goes with the lease anyway
+        var unused = etcd.txn(t -> t.If(
                                 new Cmp(kv.getKey(), Cmp.Op.EQUAL, CmpTarget.modRevision(kv.getModRevision())),
                                 new Cmp(kv.getKey(), Cmp.Op.EQUAL, CmpTarget.value(kv.getValue())))
                         .Then(Op.delete(kv.getKey(), DeleteOption.DEFAULT)))

@@ -11,6 +11,7 @@ import io.etcd.jetcd.watch.WatchEvent;
 import io.etcd.jetcd.watch.WatchResponse;
 import java.time.Duration;
 import java.util.function.BooleanSupplier;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,7 +40,7 @@ final class PrefixWatch {
 
     private final Object lock = new Object();
     /** Guarded by {@code lock}; null while being re-created. */
-    private Watch.Watcher watcher;
+    private Watch.@Nullable Watcher watcher;
     /** Guarded by {@code lock}; bumped on every replacement, so callbacks of a replaced watcher are ignored. */
     private long generation;
 
@@ -144,7 +145,7 @@ final class PrefixWatch {
     }
 
     /** @param gen the failing watcher's generation; -1 = a failed restart */
-    private void onError(long gen, Throwable t) {
+    private void onError(long gen, @Nullable Throwable t) {
         if (stopped.getAsBoolean()) {
             return;
         }
@@ -152,7 +153,7 @@ final class PrefixWatch {
     }
 
     /** @param now re-create without backoff (the member is hung, not the cluster) */
-    private void handleError(long gen, Throwable t, boolean now) {
+    private void handleError(long gen, @Nullable Throwable t, boolean now) {
         Watch.Watcher old;
         Duration delay;
         synchronized (lock) {
@@ -174,7 +175,7 @@ final class PrefixWatch {
             old.close();
         }
         metrics.watchRestarts.increment();
-        boolean compacted = LeaseKeeper.unwrap(t) instanceof CompactedException;
+        boolean compacted = t != null && LeaseKeeper.unwrap(t) instanceof CompactedException;
         log.warn(
                 "watch ended, re-creating in {} ms on {}: prefix={} from_revision={} error=\"{}\"",
                 delay.toMillis(),
@@ -182,7 +183,8 @@ final class PrefixWatch {
                 config.keyPrefix(),
                 compacted ? "current" : etcd.history().revision() + 1,
                 t == null ? "stream completed" : LeaseKeeper.describe(t));
-        threads.schedule(() -> restart(compacted), delay);
+        // a failed restart reports itself through onError; null once the pool is shut down, when no watch is wanted
+        var unused = threads.schedule(() -> restart(compacted), delay);
     }
 
     private void restart(boolean fromCurrent) {
@@ -191,7 +193,8 @@ final class PrefixWatch {
         }
         if (fromCurrent) {
             ClusterHistory.Mark before = etcd.history().mark();
-            etcd.get(config.keyPrefix()).whenComplete((r, e) -> {
+            // the callback hands a failed read to onError; the stage it returns adds nothing
+            var unused = etcd.get(config.keyPrefix()).whenComplete((r, e) -> {
                 if (e != null) {
                     onError(-1, e);
                     return;

@@ -2,6 +2,7 @@ package dev.fenceline.election.internal;
 
 import dev.fenceline.election.ElectionKeys;
 import java.util.concurrent.CompletableFuture;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -27,7 +28,8 @@ final class RecordRelease {
     private final String candidateId;
     private final EtcdOperationSlot slot;
 
-    private RecordToDelete recordToDelete;
+    /** The delete to send; null when none is pending. */
+    private @Nullable RecordToDelete recordToDelete;
 
     RecordRelease(ElectionStore store, ElectionKeys keys, String candidateId, EtcdOperationSlot slot) {
         this.store = store;
@@ -55,8 +57,13 @@ final class RecordRelease {
     }
 
     /** Sends the pending delete; the slot must be free. */
+    // identity on purpose: a request equal in value but made later (a new release) is not the one in flight
+    @SuppressWarnings("ReferenceEquality")
     void deleteNow() {
         RecordToDelete d = recordToDelete;
+        if (d == null) {
+            return; // nothing pending (callers check pending() first)
+        }
         slot.run(() -> store.deleteRecord(keys, d.modRevision(), d.value(), d.withResignRequest()), (deleted, e) -> {
             if (recordToDelete != d) {
                 return; // dropped while in flight

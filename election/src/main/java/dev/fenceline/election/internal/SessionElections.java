@@ -6,6 +6,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Holds the elections of one session by name, at most one handle per name, and passes the lease keeper's news on
@@ -32,6 +33,7 @@ final class SessionElections {
     }
 
     /** The election named {@code name}; null if the session has no handle for it. */
+    @Nullable
     DefaultLeaderElection get(String name) {
         return byName.get(name);
     }

@@ -1,11 +1,14 @@
 package dev.fenceline.election.internal;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The JVM shutdown hook that closes a session ({@code closeOnShutdown}): registered when the session has opened,
  * removed when the session closes or crashes first, so a closed session is not kept reachable until exit.
  */
 final class SessionShutdownHook {
-    private volatile Thread hook;
+    /** Null until {@link #register}. */
+    private volatile @Nullable Thread hook;
 
     /** Registers {@code close} to run on a thread of its own when the JVM shuts down. */
     void register(Runnable close) {

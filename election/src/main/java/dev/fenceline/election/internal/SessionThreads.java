@@ -10,6 +10,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Owns the threads of one session: {@code fenceline-lease-*} (1, lease keeper only), {@code fenceline-election-*}
@@ -36,6 +37,7 @@ final class SessionThreads {
     }
 
     /** Runs {@code r} on the work pool after {@code delay}; null once the pool is shut down. */
+    @Nullable
     ScheduledFuture<?> schedule(Runnable r, Duration delay) {
         try {
             return work.schedule(r, Math.max(0, delay.toNanos()), TimeUnit.NANOSECONDS);

@@ -19,6 +19,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -90,7 +91,7 @@ final class StateAnnouncer {
      * Moves to {@code to} (a no-op if already there) and announces it. Only transitions {@link Transitions}
      * allows; {@code l} is the term the change concerns, or null.
      */
-    void transition(LeadershipState to, String reason, LeadershipImpl l) {
+    void transition(LeadershipState to, String reason, @Nullable LeadershipImpl l) {
         LeadershipState from = state;
         if (from == to) {
             return;

@@ -38,10 +38,15 @@ public final class Transitions {
     private Transitions() {}
 
     public static boolean allowed(LeadershipState from, LeadershipState to) {
-        return ALLOWED.get(from).contains(to);
+        Set<LeadershipState> next = ALLOWED.get(from); // every state has an entry
+        return next != null && next.contains(to);
     }
 
-    /** @throws IllegalStateException naming both states if the transition is not allowed */
+    /**
+     * Checks that {@code from -> to} is allowed.
+     *
+     * @throws IllegalStateException naming both states if the transition is not allowed
+     */
     public static void check(LeadershipState from, LeadershipState to) {
         if (!allowed(from, to)) {
             throw new IllegalStateException("illegal election state transition " + from + " -> " + to);

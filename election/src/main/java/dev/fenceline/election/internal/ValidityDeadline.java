@@ -17,6 +17,8 @@ public final class ValidityDeadline {
     private ValidityDeadline() {}
 
     /**
+     * The local validity deadline that a confirmed renewal (or grant) sets.
+     *
      * @param confirmedSendNanos nanoTime just before the confirmed renewal (or grant) was sent
      * @param etcdTtlSeconds     TTL etcd reported in the response (seconds, positive)
      * @param configuredTtl      the TTL we asked for

@@ -51,4 +51,7 @@
  *   <li>User-visible futures ({@code lost()}, {@code resign()}) complete on the listener executor.</li>
  * </ol>
  */
+@NullMarked
 package dev.fenceline.election.internal;
+
+import org.jspecify.annotations.NullMarked;
