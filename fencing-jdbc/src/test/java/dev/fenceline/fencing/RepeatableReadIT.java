@@ -35,7 +35,8 @@ class RepeatableReadIT {
     }
 
     @Test
-    void snapshotOlderThanTheAdvanceCannotEnterAtTheDeposedTermUnderRepeatableRead() throws Exception {
+    void snapshotOlderThanTheAdvanceCannotEnterAtTheDeposedTermUnderRepeatableReadAndIsRejectedAsStale()
+            throws Exception {
         try (Connection old = Fixtures.connect(db);
                 Connection next = Fixtures.connect(db)) {
             old.setAutoCommit(false);
@@ -50,7 +51,7 @@ class RepeatableReadIT {
                 assertThatThrownBy(() -> s.execute("UPDATE payment SET amount = 100 WHERE id = 1"))
                         .isInstanceOfSatisfying(
                                 SQLException.class,
-                                e -> assertThat(e.getSQLState()).isEqualTo("40001"));
+                                e -> assertThat(e.getSQLState()).isEqualTo("FL001"));
             } finally {
                 old.rollback();
             }
