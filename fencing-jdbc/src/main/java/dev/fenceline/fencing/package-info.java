@@ -47,7 +47,8 @@
  *       and never a break-glass;</li>
  *   <li>the mark read, because marks only rise: a mark above the term is certain staleness, rejected (rolled back,
  *       audited, {@link dev.fenceline.fencing.StaleTermException}) before the work runs. A mark that rises later is
- *       found by the guard at the work's first write. The writer enters nothing itself: the guard does.</li>
+ *       found by the guard at the work's first write. At the mark's term the statement enters the transaction (the
+ *       fence lock, then the mark), so that the next advance ends it even before the work writes.</li>
  * </ul>
  * The writer's COMMIT is sent behind {@code fencing.check_writers_transaction()} in one message, so it commits
  * only the transaction {@code begin_write} began: work that ended the transaction itself and went on in another commits
