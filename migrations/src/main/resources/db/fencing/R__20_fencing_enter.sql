@@ -306,6 +306,27 @@ BEGIN
 END
 $fn$;
 
+-- Under REPEATABLE READ / SERIALIZABLE: did an advance of p_resource commit after this transaction's snapshot? A row
+-- lock on the mark fails with a serialization failure exactly then (only an advance changes the row, always upwards).
+-- The lock is given back at once (the block is rolled back either way): held, it would stop the next advance.
+CREATE OR REPLACE FUNCTION fencing.mark_moved_since_snapshot(p_resource text)
+RETURNS boolean
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+BEGIN
+  PERFORM 1 FROM fencing.high_water_mark WHERE resource = p_resource FOR SHARE;
+  RAISE EXCEPTION USING ERRCODE = 'FL0A2';   -- not an error: rolls the row lock back (caught below)
+EXCEPTION
+  WHEN SQLSTATE 'FL0A2' THEN
+    RETURN false;
+  WHEN serialization_failure THEN
+    RETURN true;
+END
+$fn$;
+
 -- The one implementation of entering the current transaction at a term (the native guard's common case is the same
 -- two steps in C). Returns p_term when entered (advancing the mark if p_term is newer), or the higher mark when stale
 -- (nothing changed: the caller rejects and audits). p_may_advance = false: the term may enter at the current mark but
@@ -373,29 +394,17 @@ BEGIN
 
   -- Entering: the fence lock, shared (after our own advance: granted at once), held until the transaction ends.
   PERFORM fencing.take_fence_share(v_key);
-  -- A new statement: under READ COMMITTED a snapshot taken after the lock was granted. Under REPEATABLE READ /
-  -- SERIALIZABLE the transaction's snapshot may be older: FOR SHARE turns a mark moved since into a serialization
-  -- failure.
-  IF v_strict THEN
-    -- The row lock only tells whether the row changed after the snapshot; it is given back at once (the block is
-    -- rolled back), since held for the rest of the transaction it would stop the next advance at its first step.
-    BEGIN
-      SELECT highest_accepted, leader_id INTO v_mark, v_holder FROM fencing.high_water_mark WHERE resource = p_resource FOR SHARE;
-      RAISE EXCEPTION USING ERRCODE = 'FL0A2';   -- not an error: rolls the row lock back (caught below)
-    EXCEPTION
-    WHEN SQLSTATE 'FL0A2' THEN
-      NULL;
-    WHEN serialization_failure THEN
-      -- A newer mark committed after this transaction's snapshot (only an advance changes the row, and only upwards;
-      -- the snapshot showed p_term): the term is stale. Rejected and audited like any stale term.
-      PERFORM fencing.reject('FL001', 'stale_term', p_resource, p_term, p_leader_id, p_table, p_operation,
-        format('fencing: stale term %s for resource %s rejected: a newer term was accepted after this %s transaction took its snapshot',
-               p_term, p_resource, upper(current_setting('transaction_isolation'))),
-        'Retry in a new transaction: it will see the new mark.');
-    END;
-  ELSE
-    SELECT highest_accepted, leader_id INTO v_mark, v_holder FROM fencing.high_water_mark WHERE resource = p_resource;
+  -- Under REPEATABLE READ / SERIALIZABLE the transaction's snapshot may predate the lock: a newer mark committed
+  -- since is invisible to it, and the term is stale. Rejected and audited like any stale term.
+  IF v_strict AND fencing.mark_moved_since_snapshot(p_resource) THEN
+    PERFORM fencing.reject('FL001', 'stale_term', p_resource, p_term, p_leader_id, p_table, p_operation,
+      format('fencing: stale term %s for resource %s rejected: a newer term was accepted after this %s transaction took its snapshot',
+             p_term, p_resource, upper(current_setting('transaction_isolation'))),
+      'Retry in a new transaction: it will see the new mark.');
   END IF;
+  -- A new statement: under READ COMMITTED a snapshot taken after the lock was granted; otherwise the snapshot the
+  -- line above found current.
+  SELECT highest_accepted, leader_id INTO v_mark, v_holder FROM fencing.high_water_mark WHERE resource = p_resource;
   IF v_unbounded THEN
     PERFORM set_config('lock_timeout', '0', true);
   END IF;

@@ -90,15 +90,9 @@ BEGIN
   END IF;
 
   IF p_from_trigger AND reason = 'stale_term' AND p_offered_term IS NOT NULL AND p_offered_term >= mark
-     AND current_setting('transaction_isolation') <> 'read committed' THEN
-    -- This transaction's snapshot may predate the mark: a row lock on it fails with a serialization failure exactly
-    -- when an advance committed since (the only change the row sees, always upwards). The mark then recorded is the
-    -- one the audit connection reads when it appends the row.
-    BEGIN
-      PERFORM 1 FROM fencing.high_water_mark m WHERE m.resource = p_resource FOR SHARE;
-    EXCEPTION WHEN serialization_failure THEN
-      mark := NULL;
-    END;
+     AND current_setting('transaction_isolation') <> 'read committed'
+     AND fencing.mark_moved_since_snapshot(p_resource) THEN
+    mark := NULL;   -- newer than this snapshot shows: the audit connection records the mark it reads
   END IF;
 
   IF reason = 'stale_term' AND p_offered_term IS NOT NULL AND p_offered_term = mark

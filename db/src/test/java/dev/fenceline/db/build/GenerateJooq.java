@@ -82,7 +82,7 @@ public final class GenerateJooq {
                                         // the fence's internals (R__20, R__50)
                                         + "|rejection_detail|reject|reject_term_conflict|holds_share|mark_entered|advance"
                                         + "|session_entering_table|check_writers_transaction|begin_write|operations_to_fence"
-                                        + "|terminate_backend|prepared_holding|enter_at|check_leader_id|register_protected"
+                                        + "|terminate_backend|prepared_holding|enter_at|check_leader_id|mark_moved_since_snapshot|register_protected"
                                         + "|unregister_protected|children_protected_automatically|protect_one|descendants"
                                         + "|protect_new_children|forget_dropped_tables|install_event_triggers"
                                         // the audit's internals (R__30, V7)
