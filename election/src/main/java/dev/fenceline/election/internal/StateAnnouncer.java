@@ -22,6 +22,7 @@ import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.event.Level;
 
 /**
  * Holds an election's current state and announces each change: one log line, one event to every listener (each
@@ -102,27 +103,18 @@ final class StateAnnouncer {
         Instant wall = Instant.now();
         long term = l != null ? l.term() : 0;
         long lease = l != null ? l.leaseId() : keeper.view().leaseId();
-        if (to == LEADER || to == SUSPECT || to == LOST || from == LEADER || from == SUSPECT) {
-            log.info(
-                    "election state change: election={} candidate={} from={} to={} term={} lease={} reason=\"{}\"",
-                    electionName,
-                    candidateId,
-                    from,
-                    to,
-                    term,
-                    lease,
-                    reason);
-        } else {
-            log.debug(
-                    "election state change: election={} candidate={} from={} to={} term={} lease={} reason=\"{}\"",
-                    electionName,
-                    candidateId,
-                    from,
-                    to,
-                    term,
-                    lease,
-                    reason);
-        }
+        // Changes that touch leadership at INFO, the rest (following, campaigning) at DEBUG.
+        boolean aboutLeadership = to == LEADER || to == SUSPECT || to == LOST || from == LEADER || from == SUSPECT;
+        log.atLevel(aboutLeadership ? Level.INFO : Level.DEBUG)
+                .log(
+                        "election state change: election={} candidate={} from={} to={} term={} lease={} reason=\"{}\"",
+                        electionName,
+                        candidateId,
+                        from,
+                        to,
+                        term,
+                        lease,
+                        reason);
         // Reported on the System.nanoTime() scale, which listeners and history files compare with.
         ElectionEvent event = new ElectionEvent(
                 electionName,
